@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# perfinject: JIT code records for perf.
+#
+#   make check     build what is needed and run every test (as root)
+#   make demo      boot the patched kernel and show perf naming JIT code
+#
+# Other targets: deps, tree, kernel, bench-kernel, vm-shell, series-apply,
+# series-export, clean, distclean. 'make help' lists them.
+
+SHELL := /bin/bash
+S := scripts
+
+.PHONY: all help check demo deps tree kernel bench-kernel series-apply \
+	series-export vm-shell clean distclean
+
+all: kernel
+
+help:
+	@sed -n '3,10p' Makefile | sed 's/^# \{0,1\}//'
+	@echo
+	@echo '  deps           install missing Debian packages'
+	@echo '  tree           unpack the pinned kernel source into build/linux'
+	@echo '  kernel         build the debug kernel the tests boot (cached)'
+	@echo '  bench-kernel   build the kernel without debugging, for timings'
+	@echo '  series-apply   make build/linux branch perfinject = pristine + kernel/patches'
+	@echo '  series-export  regenerate kernel/patches and selftests/ from that branch'
+	@echo '  vm-shell       run CMD="..." in the debug kernel under QEMU'
+
+check:
+	$(S)/check
+
+demo:
+	$(S)/demo
+
+deps:
+	$(S)/deps all
+
+tree: deps
+	$(S)/kernel-tree prepare
+
+kernel: deps
+	$(S)/build-kernel debug
+
+bench-kernel: deps
+	$(S)/build-kernel bench
+
+series-apply: deps
+	$(S)/kernel-tree apply
+
+series-export:
+	$(S)/kernel-tree export
+
+vm-shell:
+	$(S)/vm-run -- $(or $(CMD),sh -c 'uname -a; nproc')
+
+clean:
+	rm -rf build/kbuild-* build/headers build/vm build/patches.*
+
+distclean:
+	rm -rf build
