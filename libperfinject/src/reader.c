@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The reader of another process's registry (doc/registry.md): find the
+ * descriptor by its symbol, then copy a consistent snapshot out with
+ * process_vm_readv(), retrying while the sequence count moves.
+ */
+#include <elf.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define PI_READ_TRIES		1000
+#define PI_SYMBOL		"perfinject_registry_descriptor"
+
+/* Read exactly @len bytes at @addr in @pid, or fail with -EFAULT. */
+static int pi_peek(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n;
+
+	if (!len)
+		return 0;
+	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+struct pi_snapshot {
+	struct perfinject_registry_entry	*slots;
+	size_t					slots_cap;
+	char					*names;
+	size_t					names_cap;
+};
+
+static int pi_grow(void **p, size_t *cap, size_t need)
+{
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	n = realloc(*p, need);
+	if (!n)
+		return -ENOMEM;
+	*p = n;
+	*cap = need;
+	return 0;
+}
+
+/*
+ * One attempt. 0: consistent snapshot in @s, *nr_slots set; -EAGAIN:
+ * a writer got in the way (or the memory we followed went away, which
+ * a writer explains); other: error.
+ */
+static int pi_read_once(pid_t pid, uint64_t desc_addr, struct pi_snapshot *s,
+			uint64_t *nr_slots)
+{
+	struct perfinject_registry_descriptor d;
+	size_t names_len = 0, slots_len;
+	uint64_t seq, i;
+	int err;
+
+	err = pi_peek(pid, desc_addr, &d, sizeof(d));
+	if (err)
+		return err;
+	if (d.magic != PERFINJECT_REGISTRY_MAGIC ||
+	    d.version != PERFINJECT_REGISTRY_VERSION ||
+	    d.entry_size < sizeof(struct perfinject_registry_entry))
+		return -EPROTO;
+	if (d.seq & 1)
+		return -EAGAIN;
+	if (d.nr_slots > SIZE_MAX / d.entry_size / 2)
+		return -EAGAIN;
+
+	/* Entries may grow in later versions: read entry_size strides. */
+	slots_len = d.nr_slots * d.entry_size;
+	err = pi_grow((void **)&s->slots, &s->slots_cap, slots_len + 1);
+	if (err)
+		return err;
+	err = pi_peek(pid, d.entries, s->slots, slots_len);
+	if (err == -EFAULT)
+		goto recheck;
+	if (err)
+		return err;
+	if (d.entry_size != sizeof(struct perfinject_registry_entry)) {
+		for (i = 1; i < d.nr_slots; i++)
+			memmove((char *)s->slots + i * sizeof(*s->slots),
+				(char *)s->slots + i * d.entry_size,
+				sizeof(*s->slots));
+	}
+
+	for (i = 0; i < d.nr_slots; i++) {
+		struct perfinject_registry_entry *e = &s->slots[i];
+
+		if (!e->name)
+			continue;
+		if (e->name_len >= PERFINJECT_NAME_MAX) {
+			err = -EFAULT; /* torn: let the count decide */
+			break;
+		}
+		err = pi_grow((void **)&s->names, &s->names_cap,
+			      names_len + e->name_len + 1);
+		if (err)
+			return err;
+		err = pi_peek(pid, e->name, s->names + names_len, e->name_len);
+		if (err)
+			break;
+		s->names[names_len + e->name_len] = '\0';
+		/* From here on: 1 + the name's offset in s->names. */
+		e->name = names_len + 1;
+		names_len += e->name_len + 1;
+	}
+	if (err && err != -EFAULT)
+		return err;
+
+recheck:
+	if (pi_peek(pid, desc_addr + offsetof(typeof(d), seq), &seq,
+		    sizeof(seq)))
+		return -ESRCH;
+	if (seq != d.seq)
+		return -EAGAIN;
+	/* Same even count, yet unreadable: not a race, a broken view. */
+	if (err)
+		return err;
+	*nr_slots = d.nr_slots;
+	return 0;
+}
+
+PERFINJECT_API int perfinject_registry__read_pid(pid_t pid, uint64_t desc_addr,
+						 perfinject_registry_cb cb,
+						 void *ctx)
+{
+	struct pi_snapshot s = { 0 };
+	struct perfinject_code code;
+	uint64_t nr_slots = 0, i;
+	int err = -EAGAIN, tries, count = 0;
+
+	if (pid <= 0 || !cb)
+		return pi_err(-EINVAL);
+	if (!desc_addr) {
+		err = perfinject_registry__find_pid(pid, &desc_addr);
+		if (err)
+			return err;
+	}
+	for (tries = 0; tries < PI_READ_TRIES; tries++) {
+		err = pi_read_once(pid, desc_addr, &s, &nr_slots);
+		if (err != -EAGAIN)
+			break;
+		if (tries > 10)
+			sched_yield();
+	}
+	if (err)
+		goto out;
+
+	for (i = 0; i < nr_slots; i++) {
+		const struct perfinject_registry_entry *e = &s.slots[i];
+
+		if (!e->name)
+			continue;
+		code.addr = e->addr;
+		code.len = e->len;
+		code.code_index = e->code_index;
+		code.name = s.names + e->name - 1;
+		count++;
+		if (cb(&code, ctx))
+			break;
+	}
+out:
+	free(s.slots);
+	free(s.names);
+	return err ? pi_err(err) : count;
+}
+
+/* Look @name up in the symbol tables of the ELF file @fd. */
+static int pi_elf_symbol(int fd, const char *name, uint64_t *value,
+			 uint64_t *first_vaddr, bool *is_dyn)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr *sh = NULL;
+	Elf64_Phdr ph;
+	int err = -ENOENT, i, pass;
+
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum)
+		return -ENOEXEC;
+	*is_dyn = eh.e_type == ET_DYN;
+
+	/* The load bias is relative to the segment mapped at offset 0. */
+	*first_vaddr = 0;
+	for (i = 0; i < eh.e_phnum; i++) {
+		if (pread(fd, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)) !=
+		    sizeof(ph))
+			return -ENOEXEC;
+		if (ph.p_type == PT_LOAD) {
+			*first_vaddr = ph.p_vaddr - ph.p_offset;
+			break;
+		}
+	}
+
+	sh = calloc(eh.e_shnum, sizeof(*sh));
+	if (!sh)
+		return -ENOMEM;
+	if (pread(fd, sh, eh.e_shnum * sizeof(*sh), eh.e_shoff) !=
+	    (ssize_t)(eh.e_shnum * sizeof(*sh))) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	/* .dynsym first (what the dynamic linker binds), then .symtab. */
+	for (pass = 0; pass < 2 && err == -ENOENT; pass++) {
+		uint32_t want = pass ? SHT_SYMTAB : SHT_DYNSYM;
+
+		for (i = 0; i < eh.e_shnum && err == -ENOENT; i++) {
+			Elf64_Shdr *strs;
+			size_t nsyms, j, len = strlen(name) + 1;
+			char buf[sizeof(PI_SYMBOL) + 1];
+			Elf64_Sym sym;
+
+			if (sh[i].sh_type != want ||
+			    sh[i].sh_link >= eh.e_shnum)
+				continue;
+			strs = &sh[sh[i].sh_link];
+			nsyms = sh[i].sh_size / sizeof(sym);
+			for (j = 0; j < nsyms; j++) {
+				if (pread(fd, &sym, sizeof(sym),
+					  sh[i].sh_offset + j * sizeof(sym)) !=
+				    sizeof(sym))
+					break;
+				if (sym.st_shndx == SHN_UNDEF ||
+				    sym.st_name >= strs->sh_size ||
+				    ELF64_ST_TYPE(sym.st_info) != STT_OBJECT)
+					continue;
+				if (pread(fd, buf, len, strs->sh_offset +
+					  sym.st_name) != (ssize_t)len ||
+				    memcmp(buf, name, len))
+					continue;
+				*value = sym.st_value;
+				err = 0;
+				break;
+			}
+		}
+	}
+out:
+	free(sh);
+	return err;
+}
+
+PERFINJECT_API int perfinject_registry__find_pid(pid_t pid, uint64_t *addr)
+{
+	char path[PATH_MAX + 64], line[PATH_MAX + 256], file[PATH_MAX];
+	unsigned long long start, end, off;
+	char last[PATH_MAX] = "";
+	uint64_t value, first_vaddr;
+	int err = -ENOENT, fd, n;
+	bool is_dyn;
+	FILE *maps;
+
+	if (pid <= 0 || !addr)
+		return pi_err(-EINVAL);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	maps = fopen(path, "re");
+	if (!maps)
+		return pi_err(-errno);
+	/* In map order: the executable (which binds first) comes first. */
+	while (err == -ENOENT && fgets(line, sizeof(line), maps)) {
+		n = sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095[^\n]",
+			   &start, &end, &off, file);
+		if (n != 4 || file[0] != '/' || off != 0 ||
+		    !strcmp(file, last))
+			continue;
+		snprintf(last, sizeof(last), "%s", file);
+		/* Through the process's root: it may be in a container. */
+		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, file);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!pi_elf_symbol(fd, PI_SYMBOL, &value, &first_vaddr,
+				   &is_dyn)) {
+			*addr = is_dyn ? start - first_vaddr + value : value;
+			err = 0;
+		}
+		close(fd);
+	}
+	fclose(maps);
+	return err ? pi_err(err) : 0;
+}

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+int t_failures;
+static char t_dir[64];
+static pid_t t_dir_owner;
+
+static void t_cleanup(void)
+{
+	struct dirent *de;
+	char path[512];
+	DIR *d;
+
+	if (!t_dir[0] || getpid() != t_dir_owner)
+		return;
+	d = opendir(t_dir);
+	if (d) {
+		while ((de = readdir(d))) {
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", t_dir, de->d_name);
+			unlink(path);
+		}
+		closedir(d);
+	}
+	rmdir(t_dir);
+}
+
+const char *t_tmpdir(void)
+{
+	if (!t_dir[0]) {
+		snprintf(t_dir, sizeof(t_dir), "/tmp/perfinject-test.XXXXXX");
+		if (!mkdtemp(t_dir)) {
+			perror("mkdtemp");
+			exit(T_FAIL);
+		}
+		t_dir_owner = getpid();
+		atexit(t_cleanup);
+	}
+	return t_dir;
+}
+
+char *t_slurp(const char *path, size_t *len)
+{
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap + 1);
+	ssize_t r;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || !buf) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while ((r = read(fd, buf + n, cap - n)) > 0) {
+		n += r;
+		if (n == cap) {
+			cap *= 2;
+			buf = realloc(buf, cap + 1);
+			if (!buf)
+				break;
+		}
+	}
+	close(fd);
+	if (buf)
+		buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+int t_done(void)
+{
+	if (t_failures) {
+		fprintf(stderr, "%d check(s) failed\n", t_failures);
+		return T_FAIL;
+	}
+	return T_PASS;
+}

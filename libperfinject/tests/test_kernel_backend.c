@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The kernel backend end to end: a per-task dummy event with
+ * attr.jit_code set receives the records the library sends with
+ * PR_PERF_JIT_CODE. Skips (77) on a kernel without the feature.
+ */
+#include <linux/perf_event.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "../src/uapi_jit_code.h"
+
+#define NR_PAGES 64
+
+struct jit_rec {
+	struct perf_event_header header;
+	uint32_t pid, tid, op, flags;
+	uint64_t addr, len, new_addr, code_index;
+	char name[];
+};
+
+static int open_event(void)
+{
+	struct perf_event_attr attr;
+	uint64_t flags;
+	size_t off = offsetof(struct perf_event_attr, read_format) +
+		     sizeof(attr.read_format);
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	attr.sample_id_all = 1;
+	attr.exclude_kernel = 1;
+	memcpy(&flags, (char *)&attr + off, sizeof(flags));
+	flags |= PERFINJECT_ATTR_FLAG_JIT_CODE;
+	memcpy((char *)&attr + off, &flags, sizeof(flags));
+	return syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+}
+
+int main(void)
+{
+	static unsigned char code[2][32];
+	struct perf_event_mmap_page *mp;
+	uint64_t head, tail, expect_op[] = { 1, 3, 2, 1 };
+	uint64_t a = (uintptr_t)code[0], b = (uintptr_t)code[1];
+	struct perfinject *pi;
+	long pgsz = sysconf(_SC_PAGESIZE);
+	int fd, nr = 0, probe;
+	char *data;
+
+	probe = prctl(PR_PERF_JIT_CODE, 0UL, 0UL, 0UL, 0UL);
+	if (probe < 0)
+		SKIP("kernel has no PR_PERF_JIT_CODE (errno %d)", errno);
+	fd = open_event();
+	if (fd < 0) {
+		if (errno == EACCES || errno == EPERM)
+			SKIP("perf_event_open: no permission");
+		fprintf(stderr, "perf_event_open(jit_code): %s\n",
+			strerror(errno));
+		return T_FAIL;
+	}
+	mp = mmap(NULL, (NR_PAGES + 1) * pgsz, PROT_READ | PROT_WRITE,
+		  MAP_SHARED, fd, 0);
+	if (mp == MAP_FAILED)
+		return T_FAIL;
+	data = (char *)mp + pgsz;
+
+	PERFINJECT_OPTS(opts, .backends = PERFINJECT_BACKEND_KERNEL,
+			.flags = PERFINJECT_F_STRICT);
+	pi = perfinject__new(&opts);
+	CHECK(pi, "new: %s", strerror(errno));
+	if (!pi)
+		return t_done();
+	CHECK_EQ(perfinject__load(pi, "kfn", a, 32, 5), 0);
+	CHECK_EQ(perfinject__move(pi, a, b), 0);
+	CHECK_EQ(perfinject__unload(pi, b), 0);
+	/* The kernel refuses what the library cannot see: nothing changes. */
+	CHECK_EQ(perfinject__load(pi, "high", 1ULL << 62, 16, 0), -EINVAL);
+	CHECK_EQ(perfinject__count(pi), 0);
+	CHECK_EQ(perfinject__load(pi, "kfn2", a, 16, 6), 0);
+
+	head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
+	for (tail = mp->data_tail; tail < head;) {
+		struct perf_event_header *h =
+			(void *)(data + tail % (NR_PAGES * pgsz));
+		struct jit_rec *r = (void *)h;
+
+		if (h->type == PERFINJECT_PERF_RECORD_JIT_CODE) {
+			CHECK(nr < 4, "too many records");
+			if (nr >= 4)
+				break;
+			CHECK_EQ(r->op, expect_op[nr]);
+			CHECK_EQ(r->pid, getpid());
+			CHECK_EQ(r->tid, syscall(SYS_gettid));
+			CHECK_EQ(r->flags, 0);
+			CHECK_EQ(r->addr, nr == 3 ? a : nr ? (nr == 1 ? a : b) : a);
+			CHECK_EQ(r->len, nr == 3 ? 16 : 32);
+			CHECK_EQ(r->new_addr, nr == 1 ? b : 0);
+			CHECK_EQ(r->code_index, nr == 3 ? 6 : 5);
+			if (r->op == 1)
+				CHECK(!strcmp(r->name, nr ? "kfn2" : "kfn"),
+				      "name %s", r->name);
+			nr++;
+		}
+		tail += h->size;
+	}
+	CHECK_EQ(nr, 4);
+	perfinject__free(pi);
+	return t_done();
+}

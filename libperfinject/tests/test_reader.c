@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The external-reader protocol: a child changes its registry as fast as
+ * it can while the parent reads it with process_vm_readv(); every
+ * snapshot must be one the child published. (The parent reads the child,
+ * not the other way round: Yama's ptrace_scope=1 allows only that.)
+ */
+#include <inttypes.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+#define NR_SLOTS	200
+#define PER_BATCH	8
+
+static uint64_t slot_addr(unsigned int s, int side)
+{
+	return 0x40000000ULL + ((uint64_t)s << 12) + ((uint64_t)side << 11);
+}
+
+static uint64_t index_len(uint64_t idx)
+{
+	return 1 + idx % 251;
+}
+
+/* Keeps NR_SLOTS entries live at every published state. */
+static void child(int ready_fd)
+{
+	struct perfinject_code_op ops[2 * PER_BATCH];
+	uint64_t idx[NR_SLOTS];
+	int side[NR_SLOTS] = { 0 };
+	unsigned int seed = 42, s, i, n;
+	char names[PER_BATCH][64];
+	struct perfinject *pi;
+	uint64_t gen = 0;
+	char byte = 1;
+
+	PERFINJECT_OPTS(opts, .flags = PERFINJECT_F_NO_ENV);
+	pi = perfinject__new(&opts);
+	if (!pi)
+		_exit(T_FAIL);
+	for (s = 0; s < NR_SLOTS; s++) {
+		char name[64];
+
+		idx[s] = (++gen << 16) | s;
+		snprintf(name, sizeof(name), "s%u_i%" PRIx64, s, idx[s]);
+		if (perfinject__load(pi, name, slot_addr(s, 0),
+				     index_len(idx[s]), idx[s]))
+			_exit(T_FAIL);
+	}
+	if (write(ready_fd, &byte, 1) != 1)
+		_exit(T_FAIL);
+	for (;;) {
+		n = 0;
+		for (i = 0; i < PER_BATCH; i++) {
+			/* Distinct slots in one batch keep it simple. */
+			s = (rand_r(&seed) % (NR_SLOTS / PER_BATCH)) *
+			    PER_BATCH + i;
+			if (rand_r(&seed) & 1) {
+				ops[n++] = (struct perfinject_code_op){
+					.op = PERFINJECT_OP_MOVE,
+					.addr = slot_addr(s, side[s]),
+					.new_addr = slot_addr(s, !side[s]),
+				};
+			} else {
+				ops[n++] = (struct perfinject_code_op){
+					.op = PERFINJECT_OP_UNLOAD_INDEX,
+					.code_index = idx[s],
+				};
+				idx[s] = (++gen << 16) | s;
+				snprintf(names[i], sizeof(names[i]),
+					 "s%u_i%" PRIx64, s, idx[s]);
+				ops[n++] = (struct perfinject_code_op){
+					.op = PERFINJECT_OP_LOAD,
+					.addr = slot_addr(s, !side[s]),
+					.len = index_len(idx[s]),
+					.code_index = idx[s],
+					.name = names[i],
+				};
+			}
+			side[s] = !side[s];
+		}
+		if (perfinject__batch(pi, ops, n) != (int)n)
+			_exit(T_FAIL);
+	}
+}
+
+struct snap {
+	int	seen[NR_SLOTS];
+	int	bad;
+};
+
+static int snap_cb(const struct perfinject_code *c, void *ctx)
+{
+	struct snap *sn = ctx;
+	unsigned int s;
+	uint64_t idx;
+
+	if (sscanf(c->name, "s%u_i%" SCNx64, &s, &idx) != 2 ||
+	    s >= NR_SLOTS || (idx & 0xffff) != s || c->code_index != idx ||
+	    c->len != index_len(idx) ||
+	    (c->addr != slot_addr(s, 0) && c->addr != slot_addr(s, 1))) {
+		if (!sn->bad++)
+			fprintf(stderr, "torn entry %#" PRIx64 " %s\n",
+				c->addr, c->name);
+		return 0;
+	}
+	sn->seen[s]++;
+	return 0;
+}
+
+int main(void)
+{
+	uint64_t addr = 0;
+	int fds[2], status, ret, reads = 0, again = 0, s;
+	struct timespec t0, t;
+	pid_t pid;
+	char byte;
+
+	if (pipe(fds))
+		return T_FAIL;
+	pid = fork();
+	if (pid < 0)
+		return T_FAIL;
+	if (!pid) {
+		close(fds[0]);
+		child(fds[1]);
+	}
+	close(fds[1]);
+	if (read(fds[0], &byte, 1) != 1) {
+		waitpid(pid, &status, 0);
+		fprintf(stderr, "child failed to start\n");
+		return T_FAIL;
+	}
+
+	ret = perfinject_registry__find_pid(pid, &addr);
+	CHECK(!ret, "find_pid: %d", ret);
+	CHECK_EQ(addr, (uintptr_t)perfinject_registry__descriptor());
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		struct snap sn = { 0 };
+
+		ret = perfinject_registry__read_pid(pid, addr, snap_cb, &sn);
+		if (ret == -EAGAIN) {
+			again++;
+			continue;
+		}
+		if (ret < 0) {
+			CHECK(0, "read_pid: %s", strerror(-ret));
+			break;
+		}
+		reads++;
+		CHECK_EQ(ret, NR_SLOTS);
+		CHECK(!sn.bad, "%d torn entries", sn.bad);
+		for (s = 0; s < NR_SLOTS; s++)
+			CHECK(sn.seen[s] == 1, "slot %d seen %d times", s,
+			      sn.seen[s]);
+		if (t_failures)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 3);
+
+	/* The child must still be busy: the reads raced with writes. */
+	CHECK(waitpid(pid, &status, WNOHANG) == 0, "child died: %#x", status);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	fprintf(stderr, "%d consistent snapshots, %d gave up (EAGAIN)\n",
+		reads, again);
+	CHECK(reads > 10, "only %d snapshots", reads);
+	return t_done();
+}
