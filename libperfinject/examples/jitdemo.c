@@ -1,0 +1,678 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * jitdemo: a small x86-64 JIT that reports its code through libperfinject.
+ *
+ * Each thread owns a few one-page code slots. For every round and every
+ * function it emits a counted loop of arithmetic into a slot (written
+ * while the page is read-write, then made read+execute: W^X), reports it
+ * with perfinject__load(), checks it against an interpreter of the same
+ * operations, calls it for -d milliseconds, and reports
+ * perfinject__unload() before the slot takes the next function. The
+ * functions differ in their operations, constants and length, so a
+ * profile can tell them apart. With -m, half-way through each function
+ * the code is copied to the next slot and reported with
+ * perfinject__move(), the way a compacting code cache moves code.
+ *
+ * Backends are the library's default choice: PERFINJECT_BACKENDS if set,
+ * else the kernel's PR_PERF_JIT_CODE where the kernel has it, else none
+ * (the demo still runs, and nothing is reported).
+ *
+ * Usage: jitdemo [-t threads] [-r rounds] [-f functions] [-d ms] [-m]
+ *                [-l logfile]
+ *
+ * The log (-l) is the ground truth a test compares a profile with:
+ *
+ *	# jitdemo pid=<pid> backends=0x<mask> threads=<t> rounds=<r> ...
+ *	<tid> <start_ns> <end_ns> <addr> <len> <name>
+ *	...
+ *
+ * Lines starting with '#' are comments; the first one gives the process
+ * id (the perf-<pid>.map and jit-<pid>.dump file names). Every other line
+ * is one execution interval: thread <tid> (decimal, as gettid(2))
+ * executed the code called <name> at [<addr>, <addr> + <len>) (<addr> in
+ * hex with 0x, <len> in decimal), and between <start_ns> and <end_ns>
+ * (CLOCK_MONOTONIC, decimal nanoseconds) that range held that code and
+ * nothing else, reported loaded before <start_ns> and not unloaded or
+ * moved away before <end_ns>. So every sample of this process taken in
+ * [<start_ns>, <end_ns>] at an address in the range must be attributed
+ * to <name>. Slots belong to one thread, so the intervals of one address
+ * never overlap. Names are unique per function (thread and number), and
+ * the same name always denotes the same code bytes.
+ *
+ * Exit status: 0 when done, 1 on an error (a failed library call or a
+ * function computing a wrong result), 2 for bad usage, 77 when not
+ * built for x86-64.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <perfinject/perfinject.h>
+
+#if defined(__x86_64__)
+
+#define NR_SLOTS	3		/* code slots per thread */
+#define MAX_OPS		8		/* operations in a loop body */
+#define MAX_CODE	256		/* bytes of one function */
+#define CALL_ITERS	(1U << 12)	/* loop iterations per call */
+#define CHECK_ITERS	1000U		/* iterations of the self-check */
+#define MAX_TOTAL_MS	(10 * 60 * 1000)
+
+enum jit_op_kind {
+	OP_ADD,		/* rax += imm32 */
+	OP_IMUL,	/* rax *= imm32 */
+	OP_XOR,		/* rax ^= imm32 */
+	OP_ROL,		/* rax = rol(rax, imm & 63) */
+	OP_ROR,		/* rax = ror(rax, imm & 63) */
+	OP_LEA3,	/* rax *= 3 */
+	OP_XORSHIFT,	/* rax ^= rax >> (imm & 63) */
+	OP_NOT,		/* rax = ~rax */
+	OP_SUBCNT,	/* rax -= rcx (the loop counter) */
+	NR_OP_KINDS,
+};
+
+struct jit_op {
+	enum jit_op_kind	kind;
+	uint32_t		imm;
+};
+
+struct jit_func {
+	char		name[32];
+	uint64_t	seed;		/* rax on entry */
+	unsigned int	nr_ops;
+	struct jit_op	ops[MAX_OPS];
+	size_t		len;
+	unsigned char	code[MAX_CODE];
+};
+
+typedef uint64_t (*jit_fn)(uint64_t iterations);
+
+struct interval {
+	pid_t		tid;
+	uint64_t	start_ns;
+	uint64_t	end_ns;
+	uint64_t	addr;
+	uint64_t	len;
+	const char	*name;
+};
+
+struct worker {
+	pthread_t		thread;
+	unsigned int		nr;
+	unsigned char		*slots;		/* NR_SLOTS pages */
+	const struct jit_func	*funcs;		/* this thread's -f functions */
+	struct interval		*log;
+	size_t			log_len;
+	size_t			log_cap;
+	unsigned long		loads, moves;
+	uint64_t		sink;
+	int			err;
+};
+
+static struct perfinject *pi;
+static unsigned int nr_rounds = 3, nr_funcs = 4;
+static uint64_t duration_ns = 10 * 1000000ULL;
+static bool move_mode;
+static long page_size;
+
+static const char *const greek[] = {
+	"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta",
+	"iota", "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi", "rho",
+	"sigma", "tau", "upsilon", "phi", "chi", "psi", "omega",
+};
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define NR_GREEK	ARRAY_SIZE(greek)
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* splitmix64: the same function number always yields the same code. */
+static uint64_t next_random(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static void emit(struct jit_func *f, const void *bytes, size_t n)
+{
+	memcpy(f->code + f->len, bytes, n);
+	f->len += n;
+}
+
+static void emit_u8(struct jit_func *f, uint8_t v)
+{
+	emit(f, &v, 1);
+}
+
+static void emit_u32(struct jit_func *f, uint32_t v)
+{
+	emit(f, &v, 4);	/* x86 is little-endian, like the host */
+}
+
+static void emit_op(struct jit_func *f, const struct jit_op *op)
+{
+	static const uint8_t add[] = { 0x48, 0x05 };		/* add rax, imm32 */
+	static const uint8_t imul[] = { 0x48, 0x69, 0xc0 };	/* imul rax, rax, imm32 */
+	static const uint8_t xor[] = { 0x48, 0x35 };		/* xor rax, imm32 */
+	static const uint8_t rol[] = { 0x48, 0xc1, 0xc0 };	/* rol rax, imm8 */
+	static const uint8_t ror[] = { 0x48, 0xc1, 0xc8 };	/* ror rax, imm8 */
+	static const uint8_t lea3[] = { 0x48, 0x8d, 0x04, 0x40 }; /* lea rax, [rax+rax*2] */
+	static const uint8_t mov_rdx[] = { 0x48, 0x89, 0xc2 };	/* mov rdx, rax */
+	static const uint8_t shr_rdx[] = { 0x48, 0xc1, 0xea };	/* shr rdx, imm8 */
+	static const uint8_t xor_rdx[] = { 0x48, 0x31, 0xd0 };	/* xor rax, rdx */
+	static const uint8_t not[] = { 0x48, 0xf7, 0xd0 };	/* not rax */
+	static const uint8_t sub_rcx[] = { 0x48, 0x29, 0xc8 };	/* sub rax, rcx */
+
+	switch (op->kind) {
+	case OP_ADD:
+		emit(f, add, sizeof(add));
+		emit_u32(f, op->imm);
+		break;
+	case OP_IMUL:
+		emit(f, imul, sizeof(imul));
+		emit_u32(f, op->imm);
+		break;
+	case OP_XOR:
+		emit(f, xor, sizeof(xor));
+		emit_u32(f, op->imm);
+		break;
+	case OP_ROL:
+		emit(f, rol, sizeof(rol));
+		emit_u8(f, op->imm & 63);
+		break;
+	case OP_ROR:
+		emit(f, ror, sizeof(ror));
+		emit_u8(f, op->imm & 63);
+		break;
+	case OP_LEA3:
+		emit(f, lea3, sizeof(lea3));
+		break;
+	case OP_XORSHIFT:
+		emit(f, mov_rdx, sizeof(mov_rdx));
+		emit(f, shr_rdx, sizeof(shr_rdx));
+		emit_u8(f, op->imm & 63);
+		emit(f, xor_rdx, sizeof(xor_rdx));
+		break;
+	case OP_NOT:
+		emit(f, not, sizeof(not));
+		break;
+	case OP_SUBCNT:
+		emit(f, sub_rcx, sizeof(sub_rcx));
+		break;
+	case NR_OP_KINDS:
+		break;
+	}
+}
+
+/*
+ * uint64_t f(uint64_t n): rax = seed; for (rcx = n; rcx; rcx--) body;
+ * return rax. System V ABI: n in rdi, result in rax; rcx and rdx are
+ * caller-saved, so the code needs no prologue.
+ */
+static void jit_compile(struct jit_func *f, unsigned int id)
+{
+	static const uint8_t mov_rax[] = { 0x48, 0xb8 };	/* mov rax, imm64 */
+	static const uint8_t mov_rcx_rdi[] = { 0x48, 0x89, 0xf9 }; /* mov rcx, rdi */
+	static const uint8_t test_rcx[] = { 0x48, 0x85, 0xc9 };	/* test rcx, rcx */
+	static const uint8_t dec_rcx[] = { 0x48, 0xff, 0xc9 };	/* dec rcx */
+	static const uint8_t jnz32[] = { 0x0f, 0x85 };		/* jnz rel32 */
+	uint64_t state = id;
+	size_t jz_at, loop_at;
+	unsigned int i;
+
+	memset(f, 0, sizeof(*f));
+	snprintf(f->name, sizeof(f->name), "jit:%s", greek[id % NR_GREEK]);
+	if (id >= NR_GREEK)
+		snprintf(f->name + strlen(f->name),
+			 sizeof(f->name) - strlen(f->name), "%u",
+			 id / (unsigned int)NR_GREEK + 1);
+
+	f->seed = next_random(&state);
+	f->nr_ops = 3 + id % (MAX_OPS - 2);
+	for (i = 0; i < f->nr_ops; i++) {
+		f->ops[i].kind = next_random(&state) % NR_OP_KINDS;
+		f->ops[i].imm = next_random(&state);
+		if (f->ops[i].kind == OP_IMUL)
+			f->ops[i].imm |= 1;	/* odd: keeps all the bits alive */
+	}
+
+	emit(f, mov_rax, sizeof(mov_rax));
+	emit(f, &f->seed, 8);
+	emit(f, mov_rcx_rdi, sizeof(mov_rcx_rdi));
+	emit(f, test_rcx, sizeof(test_rcx));
+	emit_u8(f, 0x74);			/* jz done (rel8, patched) */
+	jz_at = f->len;
+	emit_u8(f, 0);
+	loop_at = f->len;
+	for (i = 0; i < f->nr_ops; i++)
+		emit_op(f, &f->ops[i]);
+	emit(f, dec_rcx, sizeof(dec_rcx));
+	emit(f, jnz32, sizeof(jnz32));
+	emit_u32(f, (uint32_t)(loop_at - (f->len + 4)));
+	f->code[jz_at] = f->len - (jz_at + 1);
+	emit_u8(f, 0xc3);			/* done: ret */
+}
+
+/* What the code computes, to check the emitted bytes. */
+static uint64_t jit_interpret(const struct jit_func *f, uint64_t n)
+{
+	uint64_t rax = f->seed, rcx;
+	unsigned int i, s;
+
+	for (rcx = n; rcx; rcx--) {
+		for (i = 0; i < f->nr_ops; i++) {
+			const struct jit_op *op = &f->ops[i];
+			uint64_t imm = (uint64_t)(int64_t)(int32_t)op->imm;
+
+			s = op->imm & 63;
+			switch (op->kind) {
+			case OP_ADD:
+				rax += imm;
+				break;
+			case OP_IMUL:
+				rax *= imm;
+				break;
+			case OP_XOR:
+				rax ^= imm;
+				break;
+			case OP_ROL:
+				rax = s ? rax << s | rax >> (64 - s) : rax;
+				break;
+			case OP_ROR:
+				rax = s ? rax >> s | rax << (64 - s) : rax;
+				break;
+			case OP_LEA3:
+				rax *= 3;
+				break;
+			case OP_XORSHIFT:
+				rax ^= rax >> s;
+				break;
+			case OP_NOT:
+				rax = ~rax;
+				break;
+			case OP_SUBCNT:
+				rax -= rcx;
+				break;
+			case NR_OP_KINDS:
+				break;
+			}
+		}
+	}
+	return rax;
+}
+
+static int slot_protect(unsigned char *slot, int prot)
+{
+	if (mprotect(slot, page_size, prot)) {
+		perror("mprotect");
+		return -errno;
+	}
+	return 0;
+}
+
+/* W^X: the page is writable only while nothing may execute it. */
+static int slot_write(unsigned char *slot, const void *code, size_t len)
+{
+	int err;
+
+	err = slot_protect(slot, PROT_READ | PROT_WRITE);
+	if (err)
+		return err;
+	memcpy(slot, code, len);
+	__builtin___clear_cache((char *)slot, (char *)slot + len);
+	return slot_protect(slot, PROT_READ | PROT_EXEC);
+}
+
+static int log_interval(struct worker *w, pid_t tid, uint64_t start,
+			uint64_t end, const unsigned char *addr,
+			const struct jit_func *f)
+{
+	struct interval *iv;
+
+	if (w->log_len == w->log_cap) {
+		size_t cap = w->log_cap ? 2 * w->log_cap : 64;
+
+		iv = realloc(w->log, cap * sizeof(*iv));
+		if (!iv)
+			return -ENOMEM;
+		w->log = iv;
+		w->log_cap = cap;
+	}
+	w->log[w->log_len++] = (struct interval){
+		.tid		= tid,
+		.start_ns	= start,
+		.end_ns		= end,
+		.addr		= (uintptr_t)addr,
+		.len		= f->len,
+		.name		= f->name,
+	};
+	return 0;
+}
+
+/* Call @fn until @until; return the time the last call returned. */
+static uint64_t run_until(struct worker *w, jit_fn fn, uint64_t until)
+{
+	uint64_t t;
+
+	do {
+		w->sink += fn(CALL_ITERS);
+		t = now_ns();
+	} while (t < until);
+	return t;
+}
+
+static jit_fn as_fn(unsigned char *slot)
+{
+	jit_fn fn;
+
+	/* ISO C has no object-to-function pointer cast; POSIX allows it. */
+	memcpy(&fn, &slot, sizeof(fn));
+	return fn;
+}
+
+static int run_one(struct worker *w, pid_t tid, const struct jit_func *f,
+		   unsigned int *cursor, uint64_t code_index)
+{
+	unsigned char *addr = w->slots + (size_t)*cursor * page_size;
+	unsigned char *to;
+	uint64_t start, end, got, want;
+	int err;
+
+	err = slot_write(addr, f->code, f->len);
+	if (err)
+		return err;
+	err = perfinject__load(pi, f->name, (uintptr_t)addr, f->len,
+			       code_index);
+	if (err) {
+		fprintf(stderr, "perfinject__load %s: %s\n", f->name,
+			strerror(-err));
+		return err;
+	}
+	w->loads++;
+	start = now_ns();
+
+	got = as_fn(addr)(CHECK_ITERS);
+	want = jit_interpret(f, CHECK_ITERS);
+	if (got != want) {
+		fprintf(stderr, "%s computed %#" PRIx64 ", want %#" PRIx64 "\n",
+			f->name, got, want);
+		return -EIO;
+	}
+
+	if (move_mode) {
+		*cursor = (*cursor + 1) % NR_SLOTS;
+		to = w->slots + (size_t)*cursor * page_size;
+		run_until(w, as_fn(addr), start + duration_ns / 2);
+		err = slot_write(to, f->code, f->len);
+		if (err)
+			return err;
+		end = now_ns();
+		err = perfinject__move(pi, (uintptr_t)addr, (uintptr_t)to);
+		if (err) {
+			fprintf(stderr, "perfinject__move %s: %s\n", f->name,
+				strerror(-err));
+			return err;
+		}
+		w->moves++;
+		err = log_interval(w, tid, start, end, addr, f);
+		if (err)
+			return err;
+		/* Stale code must not run, and this slot is free again. */
+		err = slot_protect(addr, PROT_NONE);
+		if (err)
+			return err;
+		addr = to;
+		start = now_ns();
+	}
+
+	run_until(w, as_fn(addr), start + (move_mode ? duration_ns / 2 :
+						duration_ns));
+	end = now_ns();
+	err = perfinject__unload(pi, (uintptr_t)addr);
+	if (err) {
+		fprintf(stderr, "perfinject__unload %s: %s\n", f->name,
+			strerror(-err));
+		return err;
+	}
+	err = log_interval(w, tid, start, end, addr, f);
+	if (err)
+		return err;
+	/* The next function goes elsewhere, so this address sees others. */
+	*cursor = (*cursor + 1) % NR_SLOTS;
+	return slot_protect(addr, PROT_NONE);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	pid_t tid = syscall(SYS_gettid);
+	unsigned int round, i, cursor = 0;
+	uint64_t seq = 0;
+
+	for (round = 0; round < nr_rounds && !w->err; round++) {
+		for (i = 0; i < nr_funcs && !w->err; i++) {
+			/* A fresh compilation id for every load. */
+			uint64_t code_index = (uint64_t)(w->nr + 1) << 32 | ++seq;
+
+			w->err = run_one(w, tid, &w->funcs[i], &cursor,
+					 code_index);
+		}
+	}
+	return NULL;
+}
+
+static int parse_uint(const char *arg, unsigned int min, unsigned int max,
+		      unsigned int *val)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || v < min || v > max)
+		return -EINVAL;
+	*val = v;
+	return 0;
+}
+
+static void usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s [-t threads] [-r rounds] [-f functions] [-d ms] [-m] [-l logfile]\n"
+		"  -t  threads, each with its own code slots (1..256, default 1)\n"
+		"  -r  rounds over the functions (1..10000, default 3)\n"
+		"  -f  functions per thread (1..10000, default 4)\n"
+		"  -d  milliseconds each function runs (1..60000, default 10)\n"
+		"  -m  move each function to another address half-way\n"
+		"  -l  write the ground-truth log of execution intervals\n",
+		prog);
+}
+
+static int write_log(FILE *out, const struct worker *workers,
+		     unsigned int nr_threads)
+{
+	unsigned int t;
+	size_t i;
+
+	fprintf(out, "# jitdemo pid=%d backends=0x%x", (int)getpid(),
+		perfinject__backends(pi));
+	fprintf(out, " threads=%u rounds=%u functions=%u duration_ms=%" PRIu64
+		" move=%d\n", nr_threads, nr_rounds, nr_funcs,
+		duration_ns / 1000000, move_mode);
+	fprintf(out, "# tid start_ns end_ns addr len name\n");
+	for (t = 0; t < nr_threads; t++) {
+		for (i = 0; i < workers[t].log_len; i++) {
+			const struct interval *iv = &workers[t].log[i];
+
+			fprintf(out, "%d %" PRIu64 " %" PRIu64 " %#" PRIx64 " %" PRIu64 " %s\n",
+				(int)iv->tid, iv->start_ns, iv->end_ns,
+				iv->addr, iv->len, iv->name);
+		}
+	}
+	return fflush(out) || ferror(out) ? -EIO : 0;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int nr_threads = 1, ms = 10, t, i;
+	unsigned long loads = 0, moves = 0;
+	struct jit_func *funcs = NULL;
+	struct worker *workers = NULL;
+	const char *log_path = NULL;
+	unsigned char *arena = NULL;
+	FILE *log = NULL;
+	size_t arena_len = 0;
+	uint64_t sink = 0;
+	int opt, err = 0;
+
+	while ((opt = getopt(argc, argv, "t:r:f:d:ml:h")) != -1) {
+		switch (opt) {
+		case 't':
+			err = parse_uint(optarg, 1, 256, &nr_threads);
+			break;
+		case 'r':
+			err = parse_uint(optarg, 1, 10000, &nr_rounds);
+			break;
+		case 'f':
+			err = parse_uint(optarg, 1, 10000, &nr_funcs);
+			break;
+		case 'd':
+			err = parse_uint(optarg, 1, 60000, &ms);
+			break;
+		case 'm':
+			move_mode = true;
+			break;
+		case 'l':
+			log_path = optarg;
+			break;
+		case 'h':
+			usage(argv[0]);
+			return 0;
+		default:
+			err = -EINVAL;
+			break;
+		}
+		if (err)
+			break;
+	}
+	/* Bound the run: each thread runs rounds * functions * ms. */
+	if (err || optind != argc ||
+	    (uint64_t)nr_rounds * nr_funcs * ms > MAX_TOTAL_MS) {
+		usage(argv[0]);
+		return 2;
+	}
+	duration_ns = ms * 1000000ULL;
+	page_size = sysconf(_SC_PAGESIZE);
+
+	if (log_path) {
+		log = fopen(log_path, "w");
+		if (!log) {
+			perror(log_path);
+			return 1;
+		}
+	}
+
+	/* Defaults: PERFINJECT_BACKENDS, else the kernel if it can. */
+	pi = perfinject__new(NULL);
+	if (!pi) {
+		perror("perfinject__new");
+		err = -errno;
+		goto out;
+	}
+
+	funcs = calloc((size_t)nr_threads * nr_funcs, sizeof(*funcs));
+	workers = calloc(nr_threads, sizeof(*workers));
+	if (!funcs || !workers) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nr_threads * nr_funcs; i++)
+		jit_compile(&funcs[i], i);
+
+	arena_len = (size_t)nr_threads * NR_SLOTS * page_size;
+	arena = mmap(NULL, arena_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+		     -1, 0);
+	if (arena == MAP_FAILED) {
+		perror("mmap");
+		arena = NULL;
+		err = -errno;
+		goto out;
+	}
+
+	for (t = 0; t < nr_threads; t++) {
+		workers[t].nr = t;
+		workers[t].slots = arena + (size_t)t * NR_SLOTS * page_size;
+		workers[t].funcs = &funcs[(size_t)t * nr_funcs];
+		err = -pthread_create(&workers[t].thread, NULL, worker_main,
+				      &workers[t]);
+		if (err) {
+			fprintf(stderr, "pthread_create: %s\n", strerror(-err));
+			nr_threads = t;
+			break;
+		}
+	}
+	for (t = 0; t < nr_threads; t++) {
+		pthread_join(workers[t].thread, NULL);
+		if (workers[t].err && !err)
+			err = workers[t].err;
+		loads += workers[t].loads;
+		moves += workers[t].moves;
+		sink ^= workers[t].sink;
+	}
+
+	if (log && write_log(log, workers, nr_threads) && !err) {
+		fprintf(stderr, "%s: write error\n", log_path);
+		err = -EIO;
+	}
+	printf("jitdemo: pid %d, backends 0x%x, %u threads, %lu loads, %lu moves",
+	       (int)getpid(), perfinject__backends(pi), nr_threads, loads,
+	       moves);
+	printf(", %zu live at exit, checksum %#" PRIx64 "\n",
+	       perfinject__count(pi), sink);
+
+out:
+	if (workers)
+		for (t = 0; t < nr_threads; t++)
+			free(workers[t].log);
+	free(workers);
+	free(funcs);
+	perfinject__free(pi);
+	if (arena)
+		munmap(arena, arena_len);
+	if (log && fclose(log) && !err) {
+		perror(log_path);
+		err = -EIO;
+	}
+	return err ? 1 : 0;
+}
+
+#else /* !__x86_64__ */
+
+int main(void)
+{
+	fprintf(stderr, "jitdemo: the JIT emits x86-64 code only\n");
+	return 77;
+}
+
+#endif

@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# 'make install DESTDIR=...' into a staging folder, then pkg-config finds
+# the library there and the examples build against that copy, shared and
+# static, and run. Exit 0 pass, 1 fail, 77 skip.
+
+set -u
+cd "$(dirname "$0")/.." || exit 1
+command -v pkg-config >/dev/null || { echo "SKIP: no pkg-config"; exit 77; }
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+make -s install PREFIX=/usr DESTDIR="$stage" OBJDIR="$stage/obj" >"$stage/install.log" 2>&1 ||
+	{ cat "$stage/install.log"; fail "make install"; }
+for f in usr/include/perfinject/perfinject.h usr/lib/libperfinject.a \
+	 usr/lib/libperfinject.so usr/lib/pkgconfig/libperfinject.pc \
+	 usr/share/man/man7/libperfinject.7 usr/share/man/man3/perfinject__new.3; do
+	[ -e "$stage/$f" ] || fail "$f not installed"
+done
+soname=$(readlink "$stage/usr/lib/libperfinject.so")
+[ "$soname" = libperfinject.so.0 ] || fail "libperfinject.so -> $soname"
+
+export PKG_CONFIG_SYSROOT_DIR=$stage PKG_CONFIG_LIBDIR=$stage/usr/lib/pkgconfig
+flags=$(pkg-config --cflags --libs libperfinject) || fail "pkg-config"
+case $flags in
+*"-I$stage/usr/include"*"-L$stage/usr/lib"*"-lperfinject"*) ;;
+*) fail "pkg-config says: $flags" ;;
+esac
+
+for static in 0 1; do
+	mkdir -p "$stage/ex$static"
+	cp examples/*.c examples/Makefile "$stage/ex$static/"
+	make -s -C "$stage/ex$static" PKG_CONFIG=1 STATIC=$static \
+		>"$stage/ex.log" 2>&1 || { cat "$stage/ex.log"; fail "examples (STATIC=$static)"; }
+	LD_LIBRARY_PATH=$stage/usr/lib "$stage/ex$static/minimal" >/dev/null ||
+		fail "minimal (STATIC=$static) does not run"
+done
+echo "installed, found by pkg-config, examples built against it"
