@@ -11,7 +11,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: all help check demo deps tree kernel bench-kernel series-apply \
+.PHONY: all help check demo bench deps tree kernel bench-kernel series-apply \
 	series-export vm-shell clean distclean
 
 all: kernel
@@ -23,6 +23,7 @@ help:
 	@echo '  tree           unpack the pinned kernel source into build/linux'
 	@echo '  kernel         build the debug kernel the tests boot (cached)'
 	@echo '  bench-kernel   build the kernel without debugging, for timings'
+	@echo '  bench          libperfinject cost per call in the bench kernel'
 	@echo '  series-apply   make build/linux branch perfinject = pristine + kernel/patches'
 	@echo '  series-export  regenerate kernel/patches and selftests/ from that branch'
 	@echo '  vm-shell       run CMD="..." in the debug kernel under QEMU'
@@ -32,6 +33,9 @@ check:
 
 demo:
 	$(S)/demo
+
+bench:
+	$(S)/bench $(BENCH_ARGS)
 
 deps:
 	$(S)/deps all

@@ -154,8 +154,9 @@ PERFINJECT_API int perfinject_registry__read_pid(pid_t pid, uint64_t desc_addr,
 		err = pi_read_once(pid, desc_addr, &s, &nr_slots);
 		if (err != -EAGAIN)
 			break;
+		/* Back off: the writer must get a quiet moment to let us in. */
 		if (tries > 10)
-			sched_yield();
+			usleep(tries < 100 ? 10 : 100);
 	}
 	if (err)
 		goto out;

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The external-reader protocol: a child changes its registry as fast as
- * it can while the parent reads it with process_vm_readv(); every
+ * The external-reader protocol: a child changes its registry without
+ * end, a batch every 20 us (a sequence count lets a reader through only
+ * between changes; a JIT that never stops changing its code would starve
+ * every reader), while the parent reads it with process_vm_readv(); every
  * snapshot must be one the child published. (The parent reads the child,
  * not the other way round: Yama's ptrace_scope=1 allows only that.)
  */
@@ -85,6 +87,7 @@ static void child(int ready_fd)
 		}
 		if (perfinject__batch(pi, ops, n) != (int)n)
 			_exit(T_FAIL);
+		usleep(20);
 	}
 }
 

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Cost of describing code to perf, per operation, as a ratio to a null
+ * system call measured in the same run. Timings inside an emulated guest
+ * are not real time; the ratios are what to compare.
+ *
+ *   bench [-n OPS] [-b BATCH] [-r ROUNDS]
+ *
+ * For each backend (the registry alone, the kernel, perf-map, jitdump)
+ * and, for the kernel, with and without a perf event that listens
+ * (attr.jit_code, per task, its ring buffer drained as it fills), it
+ * times OPS loads followed by OPS unloads, one call each and then in
+ * batches of BATCH operations, and prints the median over ROUNDS of the
+ * nanoseconds per operation and its ratio to getppid(2).
+ */
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <perfinject/perfinject.h>
+#include "../src/uapi_jit_code.h"
+
+#define RING_PAGES	256
+
+static int nr_ops = 20000, batch = 256, rounds = 5;
+static struct perfinject_code_op *ops;
+static char (*names)[40];
+static unsigned char *code;
+
+static struct perf_event_mmap_page *ring;
+static int ring_fd = -1;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The consumer side of the listening event: throw everything away. */
+static void drain(void)
+{
+	if (!ring)
+		return;
+	__atomic_store_n(&ring->data_tail,
+			 __atomic_load_n(&ring->data_head, __ATOMIC_ACQUIRE),
+			 __ATOMIC_RELEASE);
+}
+
+static int listen_start(void)
+{
+	size_t off = offsetof(struct perf_event_attr, read_format) +
+		     sizeof(((struct perf_event_attr *)0)->read_format);
+	long pgsz = sysconf(_SC_PAGESIZE);
+	struct perf_event_attr attr;
+	uint64_t flags;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	attr.sample_id_all = 1;
+	attr.exclude_kernel = 1;
+	memcpy(&flags, (char *)&attr + off, sizeof(flags));
+	flags |= PERFINJECT_ATTR_FLAG_JIT_CODE;
+	memcpy((char *)&attr + off, &flags, sizeof(flags));
+	ring_fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	if (ring_fd < 0)
+		return -errno;
+	ring = mmap(NULL, (RING_PAGES + 1) * pgsz, PROT_READ | PROT_WRITE,
+		    MAP_SHARED, ring_fd, 0);
+	if (ring == MAP_FAILED) {
+		ring = NULL;
+		close(ring_fd);
+		return -errno;
+	}
+	return 0;
+}
+
+static void listen_stop(void)
+{
+	if (ring)
+		munmap(ring, (RING_PAGES + 1) * sysconf(_SC_PAGESIZE));
+	if (ring_fd >= 0)
+		close(ring_fd);
+	ring = NULL;
+	ring_fd = -1;
+}
+
+static double time_null(void)
+{
+	uint64_t t0 = now_ns();
+	int i;
+
+	for (i = 0; i < 2 * nr_ops; i++)
+		syscall(SYS_getppid);
+	return (double)(now_ns() - t0) / (2 * nr_ops);
+}
+
+/* ns per operation for nr_ops loads then nr_ops unloads. */
+static double time_ops(struct perfinject *pi, int batched)
+{
+	uint64_t t0, t;
+	int i, n;
+
+	drain();
+	t0 = now_ns();
+	if (!batched) {
+		for (i = 0; i < nr_ops; i++) {
+			if (perfinject__load(pi, names[i], (uintptr_t)code + 64 * i,
+					     64, i + 1))
+				return -1;
+			if ((i & 255) == 255)
+				drain();
+		}
+		for (i = 0; i < nr_ops; i++) {
+			if (perfinject__unload(pi, (uintptr_t)code + 64 * i))
+				return -1;
+			if ((i & 255) == 255)
+				drain();
+		}
+	} else {
+		for (i = 0; i < nr_ops; i += n) {
+			n = nr_ops - i < batch ? nr_ops - i : batch;
+			if (perfinject__batch(pi, ops + i, n) != n)
+				return -1;
+			drain();
+		}
+		for (i = 0; i < nr_ops; i++)
+			ops[nr_ops + i] = (struct perfinject_code_op){
+				.op = PERFINJECT_OP_UNLOAD,
+				.addr = (uintptr_t)code + 64 * i,
+			};
+		for (i = 0; i < nr_ops; i += n) {
+			n = nr_ops - i < batch ? nr_ops - i : batch;
+			if (perfinject__batch(pi, ops + nr_ops + i, n) != n)
+				return -1;
+			drain();
+		}
+	}
+	t = now_ns() - t0;
+	return (double)t / (2 * nr_ops);
+}
+
+struct config {
+	const char *label;
+	unsigned int backends;
+	int listen;
+};
+
+static void run(const struct config *c, char *dir)
+{
+	double single[64], batched[64], null[64];
+	struct perfinject *pi;
+	int r;
+
+	if (c->listen && listen_start()) {
+		printf("%-28s  (no listening event: %s)\n", c->label,
+		       strerror(errno));
+		return;
+	}
+	for (r = 0; r < rounds; r++) {
+		PERFINJECT_OPTS(opts, .backends = c->backends, .dir = dir,
+				.flags = PERFINJECT_F_NO_ENV |
+					 (c->backends ? PERFINJECT_F_STRICT : 0));
+		pi = perfinject__new(&opts);
+		if (!pi) {
+			printf("%-28s  (unavailable: %s)\n", c->label,
+			       strerror(errno));
+			listen_stop();
+			return;
+		}
+		null[r] = time_null();
+		single[r] = time_ops(pi, 0);
+		batched[r] = time_ops(pi, 1);
+		perfinject__free(pi);
+		if (single[r] < 0 || batched[r] < 0) {
+			printf("%-28s  (an operation failed)\n", c->label);
+			listen_stop();
+			return;
+		}
+	}
+	listen_stop();
+	qsort(null, rounds, sizeof(double), cmp_double);
+	qsort(single, rounds, sizeof(double), cmp_double);
+	qsort(batched, rounds, sizeof(double), cmp_double);
+	printf("%-28s  %9.0f  %7.2f  %9.0f  %7.2f\n", c->label,
+	       single[rounds / 2], single[rounds / 2] / null[rounds / 2],
+	       batched[rounds / 2], batched[rounds / 2] / null[rounds / 2]);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct config configs[] = {
+		{ "registry only", 0, 0 },
+		{ "kernel, nobody listening", PERFINJECT_BACKEND_KERNEL, 0 },
+		{ "kernel, one event listening", PERFINJECT_BACKEND_KERNEL, 1 },
+		{ "perf-map file", PERFINJECT_BACKEND_PERFMAP, 0 },
+		{ "jitdump file", PERFINJECT_BACKEND_JITDUMP, 0 },
+	};
+	char dir[] = "/tmp/perfinject-bench.XXXXXX";
+	size_t i;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "n:b:r:")) != -1) {
+		switch (opt) {
+		case 'n': nr_ops = atoi(optarg); break;
+		case 'b': batch = atoi(optarg); break;
+		case 'r': rounds = atoi(optarg); break;
+		default:
+			fprintf(stderr, "usage: %s [-n OPS] [-b BATCH] [-r ROUNDS]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	if (nr_ops < 1 || batch < 1 || rounds < 1 || rounds > 64) {
+		fprintf(stderr, "bench: bad -n, -b or -r\n");
+		return 2;
+	}
+	ops = calloc(2 * nr_ops, sizeof(*ops));
+	names = calloc(nr_ops, sizeof(*names));
+	code = mmap(NULL, 64 * (size_t)nr_ops, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!ops || !names || code == MAP_FAILED || !mkdtemp(dir)) {
+		perror("bench");
+		return 1;
+	}
+	memset(code, 0xc3, 64 * (size_t)nr_ops);
+	for (i = 0; i < (size_t)nr_ops; i++) {
+		snprintf(names[i], sizeof(names[i]), "bench.fn%zu(I)V", i);
+		ops[i] = (struct perfinject_code_op){
+			.op = PERFINJECT_OP_LOAD, .addr = (uintptr_t)code + 64 * i,
+			.len = 64, .code_index = i + 1, .name = names[i],
+		};
+	}
+
+	printf("%d loads then %d unloads, median of %d rounds; batches of %d\n",
+	       nr_ops, nr_ops, rounds, batch);
+	printf("%-28s  %9s  %7s  %9s  %7s\n", "", "ns/op", "x null", "batch ns",
+	       "x null");
+	for (i = 0; i < sizeof(configs) / sizeof(configs[0]); i++)
+		run(&configs[i], dir);
+	printf("x null: the cost of one operation over that of getppid(2) in the same round\n");
+
+	/* The file backends leave their files, as perf needs them: not here. */
+	for (i = 0; i < 2; i++) {
+		char path[sizeof(dir) + 32];
+
+		snprintf(path, sizeof(path), i ? "%s/jit-%d.dump" : "%s/perf-%d.map",
+			 dir, getpid());
+		unlink(path);
+	}
+	rmdir(dir);
+	return 0;
+}

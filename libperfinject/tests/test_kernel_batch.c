@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * perfinject__batch() through the kernel backend: 2,500 loads, 2,500
+ * moves and 2,500 unloads in one call each, which the library splits into
+ * prctl calls of at most 1024 entries. Every entry must arrive as one
+ * PERF_RECORD_JIT_CODE, in order, with its fields. The backend must have
+ * been chosen by default. Skips (77) on a kernel without the feature.
+ */
+
+#include <linux/perf_event.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "../src/uapi_jit_code.h"
+
+#define NR		2500
+#define NR_PAGES	512	/* 2 MiB: 7,500 records of about 100 bytes */
+
+struct jit_rec {
+	struct perf_event_header header;
+	uint32_t pid, tid, op, flags;
+	uint64_t addr, len, new_addr, code_index;
+	char name[];
+};
+
+static int open_event(void)
+{
+	size_t off = offsetof(struct perf_event_attr, read_format) +
+		     sizeof(((struct perf_event_attr *)0)->read_format);
+	struct perf_event_attr attr;
+	uint64_t flags;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	attr.sample_id_all = 1;
+	attr.exclude_kernel = 1;
+	/* The jit_code bit is the top bit of the flags word after read_format. */
+	memcpy(&flags, (char *)&attr + off, sizeof(flags));
+	flags |= PERFINJECT_ATTR_FLAG_JIT_CODE;
+	memcpy((char *)&attr + off, &flags, sizeof(flags));
+	return syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+}
+
+static struct perfinject_code_op ops[NR];
+static char names[NR][16];
+
+int main(void)
+{
+	const uint64_t base = 0x100000000ULL, moved = 0x200000000ULL;
+	long pgsz = sysconf(_SC_PAGESIZE);
+	struct perf_event_mmap_page *mp;
+	uint64_t head, tail;
+	struct perfinject *pi;
+	int fd, i, nr = 0;
+	char *data;
+
+	if (prctl(PR_PERF_JIT_CODE, 0UL, 0UL, 0UL, 0UL) < 0)
+		SKIP("kernel has no PR_PERF_JIT_CODE (errno %d)", errno);
+
+	fd = open_event();
+	CHECK(fd >= 0, "perf_event_open(jit_code): %s", strerror(errno));
+	if (fd < 0)
+		return t_done();
+	mp = mmap(NULL, (NR_PAGES + 1) * pgsz, PROT_READ | PROT_WRITE,
+		  MAP_SHARED, fd, 0);
+	CHECK(mp != MAP_FAILED, "mmap: %s", strerror(errno));
+	if (mp == MAP_FAILED)
+		return t_done();
+	data = (char *)mp + pgsz;
+
+	/* Default selection, nothing in the environment: the kernel. */
+	unsetenv("PERFINJECT_BACKENDS");
+	pi = perfinject__new(NULL);
+	CHECK(pi, "new: %s", strerror(errno));
+	if (!pi)
+		return t_done();
+	CHECK_EQ(perfinject__backends(pi), PERFINJECT_BACKEND_KERNEL);
+
+	for (i = 0; i < NR; i++) {
+		snprintf(names[i], sizeof(names[i]), "fn%d", i);
+		ops[i] = (struct perfinject_code_op){
+			.op = PERFINJECT_OP_LOAD, .addr = base + 64 * i,
+			.len = 48, .code_index = i + 1, .name = names[i],
+		};
+	}
+	CHECK_EQ(perfinject__batch(pi, ops, NR), NR);
+	for (i = 0; i < NR; i++)
+		ops[i] = (struct perfinject_code_op){
+			.op = PERFINJECT_OP_MOVE, .addr = base + 64 * i,
+			.new_addr = moved + 64 * i,
+		};
+	CHECK_EQ(perfinject__batch(pi, ops, NR), NR);
+	for (i = 0; i < NR; i++)
+		ops[i] = (struct perfinject_code_op){
+			.op = PERFINJECT_OP_UNLOAD, .addr = moved + 64 * i,
+		};
+	CHECK_EQ(perfinject__batch(pi, ops, NR), NR);
+	CHECK_EQ(perfinject__count(pi), 0);
+
+	head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
+	CHECK(head <= (uint64_t)NR_PAGES * pgsz, "ring wrapped: %llu bytes",
+	      (unsigned long long)head);
+	for (tail = 0; tail < head && head <= (uint64_t)NR_PAGES * pgsz;) {
+		struct jit_rec *r = (void *)(data + tail);
+		int k = nr % NR, pass = nr / NR;
+
+		tail += r->header.size;
+		CHECK(r->header.type == PERFINJECT_PERF_RECORD_JIT_CODE,
+		      "record type %u (lost records?)", r->header.type);
+		if (r->header.type != PERFINJECT_PERF_RECORD_JIT_CODE)
+			continue;
+		nr++;
+		if (nr > 3 * NR)
+			continue;
+		CHECK_EQ(r->op, (uint32_t)(pass + 1));
+		CHECK_EQ(r->pid, (uint32_t)getpid());
+		CHECK_EQ(r->flags, 0);
+		CHECK_EQ(r->len, 48);
+		CHECK_EQ(r->code_index, (uint64_t)k + 1);
+		CHECK_EQ(r->addr, (pass == 2 ? moved : base) + 64 * k);
+		CHECK_EQ(r->new_addr, pass == 1 ? moved + 64 * k : 0);
+		if (pass == 0)
+			CHECK(!strcmp(r->name, names[k]), "record %d: name %s",
+			      nr, r->name);
+	}
+	CHECK_EQ(nr, 3 * NR);
+	perfinject__free(pi);
+	return t_done();
+}
