@@ -270,8 +270,6 @@ void pi_files_close(struct perfinject *pi, bool final)
 /* Copy code bytes without faulting on a bad range: -EFAULT instead. */
 static int pi_code_copy(struct perfinject *pi, uint64_t addr, uint64_t len)
 {
-	struct iovec local, remote;
-	ssize_t n;
 	int err;
 
 	pi->code.len = 0;
@@ -280,15 +278,9 @@ static int pi_code_copy(struct perfinject *pi, uint64_t addr, uint64_t len)
 	err = pi_buf_reserve(&pi->code, len);
 	if (err)
 		return err;
-	local.iov_base = pi->code.data;
-	local.iov_len = len;
-	remote.iov_base = (void *)(uintptr_t)addr;
-	remote.iov_len = len;
-	n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-	if (n < 0)
-		return errno == ENOMEM ? -ENOMEM : -EFAULT;
-	if ((uint64_t)n != len)
-		return -EFAULT;
+	err = pi_peek(getpid(), addr, pi->code.data, len);
+	if (err)
+		return err == -ENOMEM ? -ENOMEM : -EFAULT;
 	pi->code.len = len;
 	return 0;
 }

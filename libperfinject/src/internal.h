@@ -141,4 +141,6 @@ static inline int pi_err(int err)
 	return err;
 }
 
+int pi_peek(pid_t pid, uint64_t addr, void *buf, size_t len);
+
 #endif /* __PERFINJECT_INTERNAL_H */

@@ -19,16 +19,33 @@
 #define PI_READ_TRIES		1000
 #define PI_SYMBOL		"perfinject_registry_descriptor"
 
-/* Read exactly @len bytes at @addr in @pid, or fail with -EFAULT. */
-static int pi_peek(pid_t pid, uint64_t addr, void *buf, size_t len)
+/*
+ * Read exactly @len bytes at @addr in @pid, or fail with -EFAULT (or
+ * another negative errno). process_vm_readv() does not fault on a bad
+ * range; kernels built without CROSS_MEMORY_ATTACH lack it, and then
+ * /proc/PID/mem does the same job.
+ */
+int pi_peek(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = { buf, len };
 	struct iovec remote = { (void *)(uintptr_t)addr, len };
+	char path[32];
 	ssize_t n;
+	int fd;
 
 	if (!len)
 		return 0;
 	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n < 0 && errno == ENOSYS) {
+		snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		n = pread(fd, buf, len, (off_t)addr);
+		if (n < 0)
+			n = errno == EIO ? 0 : -1;
+		close(fd);
+	}
 	if (n < 0)
 		return -errno;
 	return (size_t)n == len ? 0 : -EFAULT;

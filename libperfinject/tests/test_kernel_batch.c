@@ -55,6 +55,9 @@ static char names[NR][16];
 
 int main(void)
 {
+	static const uint32_t want_op[] = { PERF_JIT_CODE_LOAD,
+					    PERF_JIT_CODE_MOVE,
+					    PERF_JIT_CODE_UNLOAD };
 	const uint64_t base = 0x100000000ULL, moved = 0x200000000ULL;
 	long pgsz = sysconf(_SC_PAGESIZE);
 	struct perf_event_mmap_page *mp;
@@ -121,7 +124,7 @@ int main(void)
 		nr++;
 		if (nr > 3 * NR)
 			continue;
-		CHECK_EQ(r->op, (uint32_t)(pass + 1));
+		CHECK_EQ(r->op, want_op[pass]);
 		CHECK_EQ(r->pid, (uint32_t)getpid());
 		CHECK_EQ(r->flags, 0);
 		CHECK_EQ(r->len, 48);
