@@ -179,6 +179,8 @@ static int match_addr(struct cds_lfht_node *node, const void *key)
 	struct pi_entry *e = caa_container_of(node, struct pi_entry,
 					      addr_node);
 
+	/* Lookups read entries that other threads published. */
+	pi_tsan_acquire(e);
 	return e->addr == *(const uint64_t *)key;
 }
 
@@ -187,6 +189,8 @@ static int match_index(struct cds_lfht_node *node, const void *key)
 	struct pi_entry *e = caa_container_of(node, struct pi_entry,
 					      index_node);
 
+	/* Lookups read entries that other threads published. */
+	pi_tsan_acquire(e);
 	return e->code_index == *(const uint64_t *)key;
 }
 
