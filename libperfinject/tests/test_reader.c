@@ -144,9 +144,12 @@ int main(void)
 	CHECK_EQ(addr, (uintptr_t)perfinject_registry__descriptor());
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
+	for (;;) {
 		struct snap sn = { 0 };
 
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec >= 3)
+			break;
 		ret = perfinject_registry__read_pid(pid, addr, snap_cb, &sn);
 		if (ret == -EAGAIN) {
 			again++;
@@ -164,8 +167,7 @@ int main(void)
 			      sn.seen[s]);
 		if (t_failures)
 			break;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (t.tv_sec - t0.tv_sec < 3);
+	}
 
 	/* The child must still be busy: the reads raced with writes. */
 	CHECK(waitpid(pid, &status, WNOHANG) == 0, "child died: %#x", status);
