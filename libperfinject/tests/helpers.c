@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stddef.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "helpers.h"
+#include "../src/uapi_jit_code.h"
 
 int t_failures;
 static char t_dir[64];
@@ -82,4 +86,25 @@ int t_done(void)
 		return T_FAIL;
 	}
 	return T_PASS;
+}
+
+int t_open_jit_code_event(void)
+{
+	size_t off = offsetof(struct perf_event_attr, read_format) +
+		     sizeof(((struct perf_event_attr *)0)->read_format);
+	struct perf_event_attr attr;
+	uint64_t flags;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	attr.sample_id_all = 1;
+	attr.exclude_kernel = 1;
+	/* attr.jit_code: the top bit of the flags word after read_format. */
+	memcpy(&flags, (char *)&attr + off, sizeof(flags));
+	flags |= PERFINJECT_ATTR_FLAG_JIT_CODE;
+	memcpy((char *)&attr + off, &flags, sizeof(flags));
+	return syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
 }

@@ -43,5 +43,10 @@ const char *t_tmpdir(void);
 /* Read a whole file; NULL on error. */
 char *t_slurp(const char *path, size_t *len);
 int t_done(void);
+/*
+ * Open a software dummy event on the calling thread with attr.jit_code
+ * set (sample_id_all, TID and TIME); the fd or -1 with errno set.
+ */
+int t_open_jit_code_event(void);
 
 #endif

@@ -24,26 +24,6 @@ struct jit_rec {
 	char name[];
 };
 
-static int open_event(void)
-{
-	struct perf_event_attr attr;
-	uint64_t flags;
-	size_t off = offsetof(struct perf_event_attr, read_format) +
-		     sizeof(attr.read_format);
-
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_DUMMY;
-	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
-	attr.sample_id_all = 1;
-	attr.exclude_kernel = 1;
-	memcpy(&flags, (char *)&attr + off, sizeof(flags));
-	flags |= PERFINJECT_ATTR_FLAG_JIT_CODE;
-	memcpy((char *)&attr + off, &flags, sizeof(flags));
-	return syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
-}
-
 int main(void)
 {
 	static unsigned char code[2][32];
@@ -58,7 +38,7 @@ int main(void)
 	probe = prctl(PR_PERF_JIT_CODE, 0UL, 0UL, 0UL, 0UL);
 	if (probe < 0)
 		SKIP("kernel has no PR_PERF_JIT_CODE (errno %d)", errno);
-	fd = open_event();
+	fd = t_open_jit_code_event();
 	if (fd < 0) {
 		if (errno == EACCES || errno == EPERM)
 			SKIP("perf_event_open: no permission");

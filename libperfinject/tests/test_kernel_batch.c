@@ -29,27 +29,6 @@ struct jit_rec {
 	char name[];
 };
 
-static int open_event(void)
-{
-	size_t off = offsetof(struct perf_event_attr, read_format) +
-		     sizeof(((struct perf_event_attr *)0)->read_format);
-	struct perf_event_attr attr;
-	uint64_t flags;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_DUMMY;
-	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
-	attr.sample_id_all = 1;
-	attr.exclude_kernel = 1;
-	/* The jit_code bit is the top bit of the flags word after read_format. */
-	memcpy(&flags, (char *)&attr + off, sizeof(flags));
-	flags |= PERFINJECT_ATTR_FLAG_JIT_CODE;
-	memcpy((char *)&attr + off, &flags, sizeof(flags));
-	return syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
-}
-
 static struct perfinject_code_op ops[NR];
 static char names[NR][16];
 
@@ -69,7 +48,7 @@ int main(void)
 	if (prctl(PR_PERF_JIT_CODE, 0UL, 0UL, 0UL, 0UL) < 0)
 		SKIP("kernel has no PR_PERF_JIT_CODE (errno %d)", errno);
 
-	fd = open_event();
+	fd = t_open_jit_code_event();
 	CHECK(fd >= 0, "perf_event_open(jit_code): %s", strerror(errno));
 	if (fd < 0)
 		return t_done();
