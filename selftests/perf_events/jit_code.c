@@ -590,6 +590,7 @@ enum ev_cpu {
 FIXTURE(task_event)
 {
 	struct ev ev;
+	struct ev listener;	/* with jit_code, when ev has not */
 	int cpus[2];
 };
 
@@ -661,11 +662,23 @@ FIXTURE_SETUP(task_event)
 	if (perf_unavailable(ret))
 		SKIP(return, "perf_event_open: %s", strerror(-ret));
 	ASSERT_EQ(0, ret);
+
+	/*
+	 * Without the bit, a second event that has it makes the kernel emit
+	 * the records: the first must still get none of them.
+	 */
+	self->listener.fd = -1;
+	if (!variant->jit_code) {
+		attr_init(&attr, true);
+		ASSERT_EQ(0, ev_open(&self->listener, &attr, 0, -1, DATA_PAGES));
+	}
 }
 
 FIXTURE_TEARDOWN(task_event)
 {
 	ev_close(&self->ev);
+	if (self->listener.fd >= 0)
+		ev_close(&self->listener);
 }
 
 TEST_F(task_event, delivery)
@@ -695,6 +708,14 @@ TEST_F(task_event, delivery)
 	if (!variant->delivered) {
 		EXPECT_EQ(comm, recs.nr);
 		EXPECT_EQ(0U, jit_select(&recs, ANY_PID, jit, 5));
+		if (self->listener.fd >= 0) {
+			/* The records were written, to the event that asked. */
+			records_free(&recs);
+			ASSERT_EQ(0, ev_drain(&self->listener, &recs));
+			ASSERT_EQ(4U, jit_select(&recs, ANY_PID, jit, 5));
+			for (i = 0; i < 4; i++)
+				expect_jit(_metadata, jit[i], &e[i], pid, pid, 0);
+		}
 		if (variant->cpu != OTHER_CPU)
 			goto out;
 
