@@ -51,11 +51,52 @@ int pi_peek(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
+/*
+ * Read @nr scattered ranges of @pid in as few system calls as the kernel
+ * allows (IOV_MAX ranges per call): a snapshot must be copied out while
+ * the writer is quiet, and one call per name would rarely fit.
+ */
+static int pi_peekv(pid_t pid, struct iovec *local, struct iovec *remote,
+		    size_t nr)
+{
+	size_t done = 0, chunk, want, i;
+	ssize_t n;
+	int err;
+
+	while (done < nr) {
+		chunk = nr - done < IOV_MAX ? nr - done : IOV_MAX;
+		want = 0;
+		for (i = 0; i < chunk; i++)
+			want += local[done + i].iov_len;
+		n = process_vm_readv(pid, &local[done], chunk, &remote[done],
+				     chunk, 0);
+		if (n < 0 && errno == ENOSYS) {
+			for (i = 0; i < chunk; i++) {
+				err = pi_peek(pid,
+					      (uintptr_t)remote[done + i].iov_base,
+					      local[done + i].iov_base,
+					      local[done + i].iov_len);
+				if (err)
+					return err;
+			}
+			n = want;
+		}
+		if (n < 0)
+			return -errno;
+		if ((size_t)n != want)
+			return -EFAULT;
+		done += chunk;
+	}
+	return 0;
+}
+
 struct pi_snapshot {
 	struct perfinject_registry_entry	*slots;
 	size_t					slots_cap;
 	char					*names;
 	size_t					names_cap;
+	struct iovec				*iov;
+	size_t					iov_cap;
 };
 
 static int pi_grow(void **p, size_t *cap, size_t need)
@@ -81,7 +122,7 @@ static int pi_read_once(pid_t pid, uint64_t desc_addr, struct pi_snapshot *s,
 			uint64_t *nr_slots)
 {
 	struct perfinject_registry_descriptor d;
-	size_t names_len = 0, slots_len;
+	size_t names_len = 0, slots_len, nr_names, n;
 	uint64_t seq, i;
 	int err;
 
@@ -114,6 +155,8 @@ static int pi_read_once(pid_t pid, uint64_t desc_addr, struct pi_snapshot *s,
 				sizeof(*s->slots));
 	}
 
+	/* Size the names first, then copy them all in one go. */
+	nr_names = 0;
 	for (i = 0; i < d.nr_slots; i++) {
 		struct perfinject_registry_entry *e = &s->slots[i];
 
@@ -121,20 +164,34 @@ static int pi_read_once(pid_t pid, uint64_t desc_addr, struct pi_snapshot *s,
 			continue;
 		if (e->name_len >= PERFINJECT_NAME_MAX) {
 			err = -EFAULT; /* torn: let the count decide */
-			break;
+			goto recheck;
 		}
-		err = pi_grow((void **)&s->names, &s->names_cap,
-			      names_len + e->name_len + 1);
-		if (err)
-			return err;
-		err = pi_peek(pid, e->name, s->names + names_len, e->name_len);
-		if (err)
-			break;
+		names_len += e->name_len + 1;
+		nr_names++;
+	}
+	err = pi_grow((void **)&s->names, &s->names_cap, names_len + 1);
+	if (!err)
+		err = pi_grow((void **)&s->iov, &s->iov_cap,
+			      2 * nr_names * sizeof(*s->iov));
+	if (err)
+		return err;
+	names_len = 0;
+	n = 0;
+	for (i = 0; i < d.nr_slots; i++) {
+		struct perfinject_registry_entry *e = &s->slots[i];
+
+		if (!e->name)
+			continue;
+		s->iov[n] = (struct iovec){ s->names + names_len, e->name_len };
+		s->iov[nr_names + n] = (struct iovec){
+			(void *)(uintptr_t)e->name, e->name_len };
+		n++;
 		s->names[names_len + e->name_len] = '\0';
 		/* From here on: 1 + the name's offset in s->names. */
 		e->name = names_len + 1;
 		names_len += e->name_len + 1;
 	}
+	err = pi_peekv(pid, s->iov, s->iov + nr_names, nr_names);
 	if (err && err != -EFAULT)
 		return err;
 
@@ -194,6 +251,7 @@ PERFINJECT_API int perfinject_registry__read_pid(pid_t pid, uint64_t desc_addr,
 out:
 	free(s.slots);
 	free(s.names);
+	free(s.iov);
 	return err ? pi_err(err) : count;
 }
 
