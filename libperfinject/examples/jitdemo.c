@@ -49,6 +49,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -125,6 +126,8 @@ static struct perfinject *pi;
 static unsigned int nr_rounds = 3, nr_funcs = 4;
 static uint64_t duration_ns = 10 * 1000000ULL;
 static bool move_mode;
+/* SIGINT or SIGTERM: finish the function running, log it, and stop. */
+static volatile sig_atomic_t stop;
 static long page_size;
 
 static const char *const greek[] = {
@@ -378,7 +381,7 @@ static uint64_t run_until(struct worker *w, jit_fn fn, uint64_t until)
 	do {
 		w->sink += fn(CALL_ITERS);
 		t = now_ns();
-	} while (t < until);
+	} while (t < until && !stop);
 	return t;
 }
 
@@ -470,8 +473,8 @@ static void *worker_main(void *arg)
 	unsigned int round, i, cursor = 0;
 	uint64_t seq = 0;
 
-	for (round = 0; round < nr_rounds && !w->err; round++) {
-		for (i = 0; i < nr_funcs && !w->err; i++) {
+	for (round = 0; round < nr_rounds && !w->err && !stop; round++) {
+		for (i = 0; i < nr_funcs && !w->err && !stop; i++) {
 			/* A fresh compilation id for every load. */
 			uint64_t code_index = (uint64_t)(w->nr + 1) << 32 | ++seq;
 
@@ -505,8 +508,16 @@ static void usage(const char *prog)
 		"  -f  functions per thread (1..10000, default 4)\n"
 		"  -d  milliseconds each function runs (1..60000, default 10)\n"
 		"  -m  move each function to another address half-way\n"
-		"  -l  write the ground-truth log of execution intervals\n",
+		"  -l  write the ground-truth log of execution intervals\n"
+		"SIGINT or SIGTERM ends the run early and cleanly: the functions\n"
+		"running end their interval, are logged and unloaded.\n",
 		prog);
+}
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop = 1;
 }
 
 static int write_log(FILE *out, const struct worker *workers,
@@ -620,6 +631,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
+	signal(SIGINT, on_stop);
+	signal(SIGTERM, on_stop);
 	for (t = 0; t < nr_threads; t++) {
 		workers[t].nr = t;
 		workers[t].slots = arena + (size_t)t * NR_SLOTS * page_size;

@@ -1,0 +1,218 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# The agent end to end with the kernel backend, the patched kernel and
+# the patched perf; run inside the guest, after make on the host:
+#
+#   java-e2e-guest.sh PERF OUTDIR
+#
+# e.g. from the top of the repository, OUTDIR shared read-write:
+#
+#   scripts/vm-run --timeout 1800 --share $PWD/libperfinject/agents/jvmti/build \
+#       -- libperfinject/agents/jvmti/tests/java-e2e-guest.sh \
+#       $PWD/libperfinject/agents/jvmti/build/perf \
+#       $PWD/libperfinject/agents/jvmti/build/e2e
+#
+# 1. perf record runs Hot with the agent: the samples in JIT code (code
+#    no file backs, "[JIT] tid N" in perf report) must mostly be in
+#    Hot's three methods, by name.
+# 2. The same with --no-jit-code: perf asks for no records, and the
+#    samples in JIT code have no names.
+# 3. Late attach: perf record -p on a JVM running without the agent,
+#    then jcmd JVMTI.agent_load: the replayed code gets names.
+# 4. A profiler later than the agent: perf record -p on a JVM that has
+#    run with the agent from its start. perf reads the agent's registry
+#    of live code and replays it (PERF_EVENT_IOC_JIT_CODE): the code
+#    compiled before perf started gets names, with no help from the JVM.
+#
+# Prints "PASS:"/"FAIL:" lines with the measured shares; exits 1 if any
+# check failed. JAVA_HOME picks the JDK; E2E_ROUNDS (default 1000) is how
+# many rounds of its three methods Hot runs in 1 and 2: a fixed amount of
+# work, so that the share of compiled code does not depend on how fast
+# the guest is. The JVM runs C1 only (TieredStopAtLevel=1): an emulated
+# guest compiles too slowly for C2 to matter in seconds.
+
+set -u
+[ $# -eq 2 ] || { sed -n '3,/^$/s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+perf=$(realpath "$1")
+out=$2
+here=$(cd "$(dirname "$0")/.." && pwd)
+agent=$here/build/libperfinject-jvmti.so
+classes=$here/build/classes
+: "${JAVA_HOME:=$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}"
+java=$JAVA_HOME/bin/java
+jcmd=$JAVA_HOME/bin/jcmd
+rounds=${E2E_ROUNDS:-1000}
+jvmopts=(-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx128m -cp "$classes")
+hot_re='^Hot\.(alpha|beta|gamma)\('
+
+rc=0
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; rc=1; }
+note() { echo "  $*"; }
+
+mkdir -p "$out" || exit 1
+for f in "$perf" "$agent" "$classes/Hot.class" "$java" "$jcmd"; do
+	[ -e "$f" ] || { fail "$f missing"; exit 1; }
+done
+if ! "$java" -agentpath:"$agent"=backends=kernel,strict -version \
+	>"$out/probe.log" 2>&1; then
+	cat "$out/probe.log"
+	fail "the kernel has no PR_PERF_JIT_CODE: not the patched kernel"
+	exit 1
+fi
+pass "the agent's kernel backend is available"
+
+# shares NAME: from perf report of $out/NAME.data, print "JIT HOT NAMED
+# STUBS": samples in JIT code, those in Hot's methods, those with a name
+# at all (not a bare address) and those in "[stub] ..." code (mostly the
+# interpreter); perf report goes to NAME.txt.
+shares() {
+	"$perf" report -i "$out/$1.data" --stdio --sort dso,sym -n \
+		2>/dev/null >"$out/$1.txt"
+	local line n dso sym jit=0 hot=0 named=0 stubs=0
+	local re='^ *[0-9.]+% +([0-9]+) +(.*[^ ]) +\[[.k]\] (.*)$'
+	while IFS= read -r line; do
+		[[ $line =~ $re ]] || continue
+		n=${BASH_REMATCH[1]} dso=${BASH_REMATCH[2]} sym=${BASH_REMATCH[3]}
+		[[ $dso == "[JIT] tid "* ]] || continue
+		jit=$((jit + n))
+		[[ $sym =~ ^0x[0-9a-f]+$ ]] || named=$((named + n))
+		[[ $sym =~ $hot_re ]] && hot=$((hot + n))
+		[[ $sym == "[stub] "* ]] && stubs=$((stubs + n))
+	done <"$out/$1.txt"
+	echo "$jit $hot $named $stubs"
+}
+
+pct() { echo $(($1 * 100 / ($2 > 0 ? $2 : 1))); }
+
+# jit_records NAME: LOAD records in NAME.data.
+jit_records() {
+	"$perf" script -i "$out/$1.data" --show-jit-code-events 2>/dev/null |
+		grep -cE 'PERF_RECORD_JIT_CODE .*LOAD'
+}
+
+# wait_compiled PID: until Compiler.codelist lists Hot's three methods.
+wait_compiled() {
+	local i m ok
+	for ((i = 0; i < 60; i++)); do
+		"$jcmd" "$1" Compiler.codelist >"$out/codelist" 2>/dev/null
+		ok=1
+		for m in alpha beta gamma; do
+			grep -q " Hot\.$m(" "$out/codelist" || ok=0
+		done
+		[ $ok = 1 ] && return 0
+		sleep 1
+	done
+	return 1
+}
+
+# wait_pid_line FILE: the "pid N" line of Hot.
+wait_pid_line() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		sed -n 's/^pid //p' "$1" | grep . && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# 1. The agent from the start.
+if "$perf" record -q -e cpu-clock -o "$out/java.data" "$java" \
+	-agentpath:"$agent"=backends=kernel "${jvmopts[@]}" Hot 0 "$rounds" \
+	>"$out/java.log" 2>&1 && grep -q ^done "$out/java.log"; then
+	read -r jit hot named stubs < <(shares java)
+	loads=$(jit_records java)
+	methods=$((named - stubs))
+	note "with records: $jit samples in JIT code, $hot in Hot's methods ($(pct "$hot" "$jit")%), $named named ($(pct "$named" "$jit")%), $stubs in stubs and the interpreter, $loads LOAD records"
+	sed -n '/^#/d; /\[JIT\]/p' "$out/java.txt" | head -n 8 | sed 's/^/    /'
+	[ "$jit" -ge 100 ] && [ $((hot * 10)) -ge $((jit * 3)) ] &&
+		pass "agent: $(pct "$hot" "$jit")% of $jit JIT samples are in Hot.alpha/beta/gamma (want >= 30%; the rest is mostly the interpreter)" ||
+		fail "agent: $hot of $jit JIT samples in Hot's methods (want >= 30% of >= 100)"
+	[ "$methods" -gt 0 ] && [ $((hot * 10)) -ge $((methods * 8)) ] &&
+		pass "agent: $(pct "$hot" "$methods")% of $methods samples in compiled methods are in Hot.alpha/beta/gamma (want >= 80%)" ||
+		fail "agent: $hot of $methods samples in compiled methods in Hot's methods (want >= 80%)"
+	[ $((named * 100)) -ge $((jit * 95)) ] &&
+		pass "agent: $(pct "$named" "$jit")% of JIT samples have a name (want >= 95%)" ||
+		fail "agent: $named of $jit JIT samples have a name (want >= 95%)"
+	[ "$loads" -ge 200 ] && pass "agent: perf recorded $loads LOAD records (stubs and methods)" ||
+		fail "agent: perf recorded $loads LOAD records, want >= 200"
+else
+	tail -n 20 "$out/java.log"
+	fail "agent: perf record java Hot failed"
+fi
+
+# 2. The same without records.
+if "$perf" record -q --no-jit-code -e cpu-clock -o "$out/nojit.data" \
+	"$java" -agentpath:"$agent"=backends=kernel "${jvmopts[@]}" Hot \
+	0 "$rounds" >"$out/nojit.log" 2>&1 && grep -q ^done "$out/nojit.log"; then
+	read -r jit hot named stubs < <(shares nojit)
+	loads=$(jit_records nojit)
+	note "--no-jit-code: $jit samples in JIT code, $hot in Hot's methods, $named named, $loads LOAD records"
+	[ "$jit" -ge 100 ] && [ "$hot" -eq 0 ] && [ "$named" -eq 0 ] &&
+		[ "$loads" -eq 0 ] &&
+		pass "--no-jit-code: all $jit JIT samples are anonymous, no records" ||
+		fail "--no-jit-code: $named of $jit JIT samples named, $loads records (want 0 of >= 100, 0)"
+else
+	tail -n 20 "$out/nojit.log"
+	fail "--no-jit-code: perf record java Hot failed"
+fi
+
+# late_run NAME AGENT-AT-START [JCMD-ARGS]: Hot runs; once compiled, perf
+# record -p starts; 3 s later jcmd JCMD-ARGS (if any); 4 s later perf
+# stops.
+late_run() {
+	local name=$1 start=$2 jpid ppid
+	shift 2
+	"$java" ${start:+"-agentpath:$agent=$start"} "${jvmopts[@]}" Hot 300 \
+		>"$out/$name.log" 2>&1 &
+	jpid=$!
+	if ! wait_pid_line "$out/$name.log" >/dev/null ||
+		! wait_compiled "$jpid"; then
+		kill "$jpid"
+		wait "$jpid"
+		fail "$name: Hot's methods were not compiled in time"
+		return 1
+	fi
+	"$perf" record -q -e cpu-clock -p "$jpid" -o "$out/$name.data" \
+		>"$out/$name.record" 2>&1 &
+	ppid=$!
+	sleep 3
+	if [ $# -gt 0 ]; then
+		"$jcmd" "$jpid" JVMTI.agent_load "$agent" "$@" >"$out/$name.jcmd" 2>&1
+	else
+		echo "return code: 0" >"$out/$name.jcmd"
+	fi
+	sleep 4
+	kill -INT "$ppid"
+	wait "$ppid"
+	kill "$jpid"
+	wait "$jpid" 2>/dev/null
+	grep -q "return code: 0" "$out/$name.jcmd" || {
+		cat "$out/$name.jcmd"
+		fail "$name: jcmd JVMTI.agent_load failed"
+		return 1
+	}
+}
+
+# 3. Late attach of the agent, perf already recording.
+if late_run attach "" '"backends=kernel"'; then
+	read -r jit hot named stubs < <(shares attach)
+	loads=$(jit_records attach)
+	note "late attach: $jit samples in JIT code, $hot in Hot's methods ($(pct "$hot" "$jit")%), $loads LOAD records (replayed)"
+	[ "$jit" -ge 100 ] && [ $((hot * 4)) -ge "$jit" ] && [ "$loads" -ge 100 ] &&
+		pass "late attach: $(pct "$hot" "$jit")% of $jit JIT samples named Hot.alpha/beta/gamma after GenerateEvents (want >= 25%; the first 3 s are before the attach)" ||
+		fail "late attach: $hot of $jit JIT samples in Hot's methods, $loads records (want >= 25% of >= 100, >= 100 records)"
+fi
+
+# 4. The agent from the start, perf later: perf replays the registry.
+if late_run registry backends=kernel; then
+	read -r jit hot named stubs < <(shares registry)
+	synth=$("$perf" script -i "$out/registry.data" --show-jit-code-events 2>/dev/null |
+		grep -cE 'PERF_RECORD_JIT_CODE .*LOAD .* flags 0x1: ')
+	note "perf attached later: $jit samples in JIT code, $hot in Hot's methods ($(pct "$hot" "$jit")%), $named named, $synth LOAD records replayed from the registry"
+	[ "$jit" -ge 100 ] && [ $((hot * 2)) -ge "$jit" ] && [ "$synth" -ge 100 ] &&
+		pass "perf attached later: $(pct "$hot" "$jit")% of $jit JIT samples named Hot.alpha/beta/gamma through $synth replayed loads (want >= 50%, >= 100 loads)" ||
+		fail "perf attached later: $hot of $jit JIT samples in Hot's methods, $synth replayed loads (want >= 50% of >= 100, >= 100 loads)"
+fi
+exit $rc
