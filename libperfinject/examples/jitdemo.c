@@ -17,8 +17,12 @@
  * else the kernel's PR_PERF_JIT_CODE where the kernel has it, else none
  * (the demo still runs, and nothing is reported).
  *
- * Usage: jitdemo [-t threads] [-r rounds] [-f functions] [-d ms] [-m]
+ * Usage: jitdemo [-t threads] [-r rounds] [-f functions] [-d ms] [-m] [-F]
  *                [-l logfile]
+ *
+ * With -F, while each function is loaded, a child process forked then
+ * runs the code it inherited for half the function's time; its interval
+ * is in the log under its own pid.
  *
  * The log (-l) is the ground truth a test compares a profile with:
  *
@@ -36,8 +40,9 @@
  * moved away before <end_ns>. So every sample of this process taken in
  * [<start_ns>, <end_ns>] at an address in the range must be attributed
  * to <name>. Slots belong to one thread, so the intervals of one address
- * never overlap. Names are unique per function (thread and number), and
- * the same name always denotes the same code bytes.
+ * never overlap in one process (a child forked with -F runs its copy of
+ * the code under its own pid). Names are unique per function (thread
+ * and number), and the same name always denotes the same code bytes.
  *
  * Exit status: 0 when done, 1 on an error (a failed library call or a
  * function computing a wrong result), 2 for bad usage, 77 when not
@@ -57,6 +62,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -125,7 +131,7 @@ struct worker {
 static struct perfinject *pi;
 static unsigned int nr_rounds = 3, nr_funcs = 4;
 static uint64_t duration_ns = 10 * 1000000ULL;
-static bool move_mode;
+static bool move_mode, fork_mode;
 /* SIGINT or SIGTERM: finish the function running, log it, and stop. */
 static volatile sig_atomic_t stop;
 static long page_size;
@@ -394,10 +400,69 @@ static jit_fn as_fn(unsigned char *slot)
 	return fn;
 }
 
+/*
+ * -F: a child process, forked while the code is loaded, runs the code it
+ * inherited (which it never reports: to perf, it is the parent's, copied
+ * at the fork) for half the function's time, and sends its interval back
+ * through a pipe, for the log.
+ */
+struct forked {
+	pid_t	pid;
+	int	fd;
+};
+
+struct forked_interval {
+	pid_t		tid;
+	uint64_t	start, end;
+};
+
+static int fork_start(struct worker *w, struct forked *child, jit_fn fn)
+{
+	struct forked_interval iv;
+	int fds[2];
+
+	if (pipe(fds))
+		return -errno;
+	child->pid = fork();
+	if (child->pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -errno;
+	}
+	if (!child->pid) {
+		close(fds[0]);
+		iv.tid = getpid();
+		iv.start = now_ns();
+		iv.end = run_until(w, fn, iv.start + duration_ns / 2);
+		_exit(write(fds[1], &iv, sizeof(iv)) == sizeof(iv) ? 0 : 1);
+	}
+	close(fds[1]);
+	child->fd = fds[0];
+	return 0;
+}
+
+static int fork_finish(struct worker *w, struct forked *child,
+		       const unsigned char *addr, const struct jit_func *f)
+{
+	struct forked_interval iv;
+	ssize_t n;
+	int status;
+
+	n = read(child->fd, &iv, sizeof(iv));
+	close(child->fd);
+	if (waitpid(child->pid, &status, 0) != child->pid || n != sizeof(iv) ||
+	    !WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "jitdemo: the forked child failed\n");
+		return -ECHILD;
+	}
+	return log_interval(w, iv.tid, iv.start, iv.end, addr, f);
+}
+
 static int run_one(struct worker *w, pid_t tid, const struct jit_func *f,
 		   unsigned int *cursor, uint64_t code_index)
 {
 	unsigned char *addr = w->slots + (size_t)*cursor * page_size;
+	struct forked child = { .pid = -1, .fd = -1 };
 	unsigned char *to;
 	uint64_t start, end, got, want;
 	int err;
@@ -449,9 +514,19 @@ static int run_one(struct worker *w, pid_t tid, const struct jit_func *f,
 		start = now_ns();
 	}
 
+	if (fork_mode) {
+		err = fork_start(w, &child, as_fn(addr));
+		if (err)
+			return err;
+	}
 	run_until(w, as_fn(addr), start + (move_mode ? duration_ns / 2 :
 						duration_ns));
 	end = now_ns();
+	if (fork_mode) {
+		err = fork_finish(w, &child, addr, f);
+		if (err)
+			return err;
+	}
 	err = perfinject__unload(pi, (uintptr_t)addr);
 	if (err) {
 		fprintf(stderr, "perfinject__unload %s: %s\n", f->name,
@@ -502,12 +577,13 @@ static int parse_uint(const char *arg, unsigned int min, unsigned int max,
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-t threads] [-r rounds] [-f functions] [-d ms] [-m] [-l logfile]\n"
+		"usage: %s [-t threads] [-r rounds] [-f functions] [-d ms] [-m] [-F] [-l logfile]\n"
 		"  -t  threads, each with its own code slots (1..256, default 1)\n"
 		"  -r  rounds over the functions (1..10000, default 3)\n"
 		"  -f  functions per thread (1..10000, default 4)\n"
 		"  -d  milliseconds each function runs (1..60000, default 10)\n"
 		"  -m  move each function to another address half-way\n"
+		"  -F  fork a child that runs each function's inherited code\n"
 		"  -l  write the ground-truth log of execution intervals\n"
 		"SIGINT or SIGTERM ends the run early and cleanly: the functions\n"
 		"running end their interval, are logged and unloaded.\n",
@@ -557,7 +633,7 @@ int main(int argc, char **argv)
 	uint64_t sink = 0;
 	int opt, err = 0;
 
-	while ((opt = getopt(argc, argv, "t:r:f:d:ml:h")) != -1) {
+	while ((opt = getopt(argc, argv, "t:r:f:d:mFl:h")) != -1) {
 		switch (opt) {
 		case 't':
 			err = parse_uint(optarg, 1, 256, &nr_threads);
@@ -573,6 +649,9 @@ int main(int argc, char **argv)
 			break;
 		case 'm':
 			move_mode = true;
+			break;
+		case 'F':
+			fork_mode = true;
 			break;
 		case 'l':
 			log_path = optarg;

@@ -848,6 +848,18 @@ static void case_heap_remap(void)
 	expect_line("nowarn", "JIT code");
 }
 
+static void case_exec(void)
+{
+	/* exec: the old program's JIT code went with its address space */
+	before();
+	load(B, FN_LEN, 2, "jit::old_program");
+	sample(B + 0x10, "jit::old_program");
+	comm("newprog");
+	sample(B + 0x10, "[unknown]");
+	sample(A + 0x10, "[unknown]");
+	expect_line("nowarn", "PERF_RECORD_JIT_CODE");
+}
+
 /*
  * A name with a terminal escape sequence (ESC [ 2 J clears the screen),
  * newline, tab, bytes that are not UTF-8 (0xff, an overlong form, a
@@ -948,6 +960,7 @@ static const struct {
 	{ "move-wrap",			case_move_wrap },
 	{ "move-wrap-partial",		case_move_wrap_partial },
 	{ "heap-remap",			case_heap_remap },
+	{ "exec",			case_exec },
 	{ "escapes",			case_escapes },
 	{ "unaligned-size",		case_unaligned_size },
 	{ "many-unloads",		case_many_unloads },
