@@ -16,7 +16,6 @@
 
 #include <errno.h>
 #include <linux/perf_event.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +27,7 @@
 #include <unistd.h>
 
 #include <perfinject/perfinject.h>
-#include "../src/uapi_jit_code.h"
+#include "helpers.h"
 
 #define RING_PAGES	256
 
@@ -67,23 +66,9 @@ static void drain(void)
 
 static int listen_start(void)
 {
-	size_t off = offsetof(struct perf_event_attr, read_format) +
-		     sizeof(((struct perf_event_attr *)0)->read_format);
 	long pgsz = sysconf(_SC_PAGESIZE);
-	struct perf_event_attr attr;
-	uint64_t flags;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_DUMMY;
-	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
-	attr.sample_id_all = 1;
-	attr.exclude_kernel = 1;
-	memcpy(&flags, (char *)&attr + off, sizeof(flags));
-	flags |= PERFINJECT_ATTR_FLAG_JIT_CODE;
-	memcpy((char *)&attr + off, &flags, sizeof(flags));
-	ring_fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	ring_fd = t_open_jit_code_event();
 	if (ring_fd < 0)
 		return -errno;
 	ring = mmap(NULL, (RING_PAGES + 1) * pgsz, PROT_READ | PROT_WRITE,
