@@ -5,25 +5,28 @@
 #   make check     build what is needed and run every test (as root)
 #   make demo      boot the patched kernel and show perf naming JIT code
 #
-# Other targets: deps, tree, kernel, bench-kernel, vm-shell, series-apply,
-# series-export, clean, distclean. 'make help' lists them.
+# Other targets: deps, tree, kernel, bench-kernel, perf-test,
+# perf-test-baseline, vm-shell, series-apply, series-export, clean,
+# distclean. 'make help' lists them.
 
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: all help check demo bench deps tree kernel bench-kernel series-apply \
-	series-export vm-shell clean distclean
+.PHONY: all help check demo bench deps tree kernel bench-kernel perf-test \
+	perf-test-baseline series-apply series-export vm-shell clean distclean
 
 all: kernel
 
 help:
-	@sed -n '3,10p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,11p' Makefile | sed 's/^# \{0,1\}//'
 	@echo
 	@echo '  deps           install missing Debian packages'
 	@echo '  tree           unpack the pinned kernel source into build/linux'
 	@echo '  kernel         build the debug kernel the tests boot (cached)'
 	@echo '  bench-kernel   build the kernel without debugging, for timings'
 	@echo '  bench          libperfinject cost per call in the bench kernel'
+	@echo '  perf-test      perf test with the tools series, against the baseline'
+	@echo '  perf-test-baseline  perf test without the series: write the baseline'
 	@echo '  series-apply   make build/linux branch perfinject = pristine + kernel/patches'
 	@echo '  series-export  regenerate kernel/patches and selftests/ from that branch'
 	@echo '  vm-shell       run CMD="..." in the debug kernel under QEMU'
@@ -36,6 +39,12 @@ demo:
 
 bench:
 	$(S)/bench $(BENCH_ARGS)
+
+perf-test: deps
+	$(S)/perf-test-run
+
+perf-test-baseline: deps
+	$(S)/perf-test-run --base
 
 deps:
 	$(S)/deps all
