@@ -24,10 +24,11 @@ enum perf_jit_code_op {
 	PERF_JIT_CODE_LOAD		= 1,
 	PERF_JIT_CODE_UNLOAD		= 2,
 	PERF_JIT_CODE_MOVE		= 3,
+	PERF_JIT_CODE_FLUSH		= 4,
 	PERF_JIT_CODE_OP_MAX,
 };
 
-#define PERF_JIT_CODE_FLAGS_SYNTHESIZED	(1 << 0)
+#define PERF_JIT_CODE_FLAGS_SYNTHESIZED	(1U << 0)
 
 struct perf_jit_code_entry {
 	__u32	op;
@@ -53,12 +54,12 @@ struct perf_jit_code_args {
 
 #define PERF_JIT_CODE_ARGS_SIZE_VER0	32
 #define PERF_JIT_CODE_MAX_ENTRIES	1024
-#define PERF_JIT_CODE_NAME_MAX		4096
+#define PERF_JIT_CODE_NAME_MAX		1024
 #endif /* PERF_JIT_CODE_MAX_ENTRIES */
 
 #ifndef PERF_EVENT_IOC_JIT_CODE
 #define PERF_EVENT_IOC_JIT_CODE \
-	_IOW('$', 0x40, struct perf_jit_code_args *)
+	_IOWR('$', 0x40, struct perf_jit_code_args)
 #endif
 
 /* PERF_RECORD_JIT_CODE; older headers lack the enum value. */

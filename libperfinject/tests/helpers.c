@@ -90,6 +90,11 @@ int t_done(void)
 
 int t_open_jit_code_event(void)
 {
+	return t_open_jit_code_event_pid(0);
+}
+
+int t_open_jit_code_event_pid(pid_t pid)
+{
 	size_t off = offsetof(struct perf_event_attr, read_format) +
 		     sizeof(((struct perf_event_attr *)0)->read_format);
 	struct perf_event_attr attr;
@@ -106,5 +111,5 @@ int t_open_jit_code_event(void)
 	memcpy(&flags, (char *)&attr + off, sizeof(flags));
 	flags |= PERFINJECT_ATTR_FLAG_JIT_CODE;
 	memcpy((char *)&attr + off, &flags, sizeof(flags));
-	return syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	return syscall(SYS_perf_event_open, &attr, pid, -1, -1, 0);
 }

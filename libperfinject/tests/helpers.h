@@ -48,5 +48,7 @@ int t_done(void);
  * set (sample_id_all, TID and TIME); the fd or -1 with errno set.
  */
 int t_open_jit_code_event(void);
+/* The same for another process (per task, any CPU, no buffer). */
+int t_open_jit_code_event_pid(pid_t pid);
 
 #endif

@@ -4,7 +4,10 @@
  * moves and 2,500 unloads in one call each, which the library splits into
  * prctl calls of at most 1024 entries. Every entry must arrive as one
  * PERF_RECORD_JIT_CODE, in order, with its fields. The backend must have
- * been chosen by default. Skips (77) on a kernel without the feature.
+ * been chosen by default. Then two names longer than the kernel takes
+ * (PERF_JIT_CODE_NAME_MAX): they arrive cut to its limit, the second
+ * before a UTF-8 sequence that the limit would split. Skips (77) on a
+ * kernel without the feature.
  */
 
 #include <linux/perf_event.h>
@@ -31,6 +34,7 @@ struct jit_rec {
 
 static struct perfinject_code_op ops[NR];
 static char names[NR][16];
+static char long_names[2][2048];
 
 int main(void)
 {
@@ -88,6 +92,15 @@ int main(void)
 	CHECK_EQ(perfinject__batch(pi, ops, NR), NR);
 	CHECK_EQ(perfinject__count(pi), 0);
 
+	memset(long_names[0], 'x', sizeof(long_names[0]) - 1);
+	/* 'a' to the byte before the limit's last, then a 2-byte sequence. */
+	memset(long_names[1], 'b', sizeof(long_names[1]) - 1);
+	memset(long_names[1], 'a', PERF_JIT_CODE_NAME_MAX - 2);
+	memcpy(long_names[1] + PERF_JIT_CODE_NAME_MAX - 2, "\xc3\xa9", 2);
+	for (i = 0; i < 2; i++)
+		CHECK_EQ(perfinject__load(pi, long_names[i], base + 64 * i, 48,
+					  i + 1), 0);
+
 	head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
 	CHECK(head <= (uint64_t)NR_PAGES * pgsz, "ring wrapped: %llu bytes",
 	      (unsigned long long)head);
@@ -101,8 +114,17 @@ int main(void)
 		if (r->header.type != PERFINJECT_PERF_RECORD_JIT_CODE)
 			continue;
 		nr++;
-		if (nr > 3 * NR)
+		if (nr > 3 * NR) {
+			size_t want = nr == 3 * NR + 1 ? PERF_JIT_CODE_NAME_MAX - 1 :
+						       PERF_JIT_CODE_NAME_MAX - 2;
+			const char *name = long_names[nr - 3 * NR - 1];
+
+			CHECK_EQ(strlen(r->name), want);
+			CHECK(nr > 3 * NR + 2 || !strncmp(r->name, name, want),
+			      "record %d: not the name's first %zu bytes", nr,
+			      want);
 			continue;
+		}
 		CHECK_EQ(r->op, want_op[pass]);
 		CHECK_EQ(r->pid, (uint32_t)getpid());
 		CHECK_EQ(r->flags, 0);
@@ -114,7 +136,7 @@ int main(void)
 			CHECK(!strcmp(r->name, names[k]), "record %d: name %s",
 			      nr, r->name);
 	}
-	CHECK_EQ(nr, 3 * NR);
+	CHECK_EQ(nr, 3 * NR + 2);
 	perfinject__free(pi);
 	return t_done();
 }

@@ -3,8 +3,17 @@
  * Tests for PERF_RECORD_JIT_CODE: the jit_code attr bit, PR_PERF_JIT_CODE
  * and PERF_EVENT_IOC_JIT_CODE.
  *
- * Every event is a software dummy event with sample_id_all set, read back
- * through its mmap()ed ring buffer.
+ * Most events are software dummy events with sample_id_all set, read back
+ * through their mmap()ed ring buffer.
+ *
+ * Both calls work like write(2). The prctl returns the number of entries
+ * it consumed and the ioctl the number it wrote; either can be fewer than
+ * asked for (an invalid entry, a per-call byte limit, a full buffer), and
+ * the caller goes on from there. Tests of large batches loop the way
+ * callers must.
+ *
+ * The Makefile also builds this file with -m32 as jit_code_32, which runs
+ * every case again from a 32-bit process.
  */
 
 #define _GNU_SOURCE
@@ -14,6 +23,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,12 +49,14 @@
 
 #define JIT_OPS_MASK	((1 << PERF_JIT_CODE_LOAD) | \
 			 (1 << PERF_JIT_CODE_UNLOAD) | \
-			 (1 << PERF_JIT_CODE_MOVE))
+			 (1 << PERF_JIT_CODE_MOVE) | \
+			 (1 << PERF_JIT_CODE_FLUSH))
 
 #define DATA_PAGES	16
 #define BATCH_PAGES	64
+#define REPLAY_PAGES	2
 
-/* Made-up code addresses, valid user addresses on every 64-bit arch. */
+/* Made-up code addresses, valid user addresses on every arch, 32-bit too. */
 #define CODE_BASE	0x40000000ULL
 #define MOVE_BASE	0x50000000ULL
 #define KERNEL_ADDR	0xffff800000000000ULL
@@ -52,6 +64,14 @@
 #define ANY_PID		((__u32)-1)
 
 #define ALIGN8(x)	(((x) + 7) & ~(size_t)7)
+
+#define NSEC_PER_SEC	1000000000ULL
+
+/*
+ * Record bytes one call may write before it returns: "about 64 KiB" says
+ * the ABI; the tests allow three times that.
+ */
+#define CALL_BYTES_MAX	(192 * 1024)
 
 /* PERF_RECORD_JIT_CODE up to name[], as <linux/perf_event.h> documents it */
 struct jit_record {
@@ -81,6 +101,7 @@ struct sample_id {
 };
 
 #define JIT_RECORD_MIN	(sizeof(struct jit_record) + sizeof(struct sample_id))
+#define LOST_RECORD_SIZE (sizeof(struct lost_record) + sizeof(struct sample_id))
 
 struct ev {
 	int				fd;
@@ -143,9 +164,13 @@ static void ev_close(struct ev *ev)
 	ev->fd = -1;
 }
 
-/* Open an event and map @data_pages of ring buffer; 0 or -errno. */
-static int ev_open(struct ev *ev, struct perf_event_attr *attr, pid_t pid,
-		   int cpu, unsigned int data_pages)
+/*
+ * Open an event and map @data_pages of ring buffer with @prot: PROT_READ
+ * alone makes it an overwrite buffer, and 0 pages leave the event without
+ * a buffer. Returns 0 or -errno.
+ */
+static int ev_open_prot(struct ev *ev, struct perf_event_attr *attr,
+			pid_t pid, int cpu, unsigned int data_pages, int prot)
 {
 	long page = page_size();
 	int err;
@@ -155,13 +180,14 @@ static int ev_open(struct ev *ev, struct perf_event_attr *attr, pid_t pid,
 			 PERF_FLAG_FD_CLOEXEC);
 	if (ev->fd < 0)
 		return -errno;
+	if (ioctl(ev->fd, PERF_EVENT_IOC_ID, &ev->id))
+		goto err;
+	if (!data_pages)
+		return 0;
 
 	ev->map_len = (1 + data_pages) * page;
-	ev->map = mmap(NULL, ev->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       ev->fd, 0);
+	ev->map = mmap(NULL, ev->map_len, prot, MAP_SHARED, ev->fd, 0);
 	if (ev->map == MAP_FAILED)
-		goto err;
-	if (ioctl(ev->fd, PERF_EVENT_IOC_ID, &ev->id))
 		goto err;
 
 	/* data_offset and data_size are zero on kernels before 4.1 */
@@ -177,6 +203,42 @@ err:
 	err = -errno;
 	ev_close(ev);
 	return err;
+}
+
+/* Open an event and map @data_pages of ring buffer; 0 or -errno. */
+static int ev_open(struct ev *ev, struct perf_event_attr *attr, pid_t pid,
+		   int cpu, unsigned int data_pages)
+{
+	return ev_open_prot(ev, attr, pid, cpu, data_pages,
+			    PROT_READ | PROT_WRITE);
+}
+
+/* A compiler barrier: memory is read and written anew after it. */
+static inline void compiler_barrier(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/*
+ * The ring's head and tail, with the barriers of
+ * tools/include/linux/ring_buffer.h, and plain accesses: i386 has no
+ * 64-bit atomics for a __u64 aligned to 4 bytes.
+ */
+static __u64 ev_head(const struct ev *ev)
+{
+	__u64 head;
+
+	compiler_barrier();
+	head = ev->page->data_head;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return head;
+}
+
+static void ev_set_tail(struct ev *ev, __u64 tail)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	ev->page->data_tail = tail;
+	compiler_barrier();
 }
 
 static void rb_copy(const struct ev *ev, __u64 pos, void *dst, size_t len)
@@ -220,7 +282,7 @@ static void records_free(struct records *recs)
  */
 static int ev_drain(struct ev *ev, struct records *recs)
 {
-	__u64 head = __atomic_load_n(&ev->page->data_head, __ATOMIC_ACQUIRE);
+	__u64 head = ev_head(ev);
 	__u64 tail = ev->page->data_tail;
 
 	while (tail != head) {
@@ -242,7 +304,7 @@ static int ev_drain(struct ev *ev, struct records *recs)
 		}
 		tail += hdr.size;
 	}
-	__atomic_store_n(&ev->page->data_tail, tail, __ATOMIC_RELEASE);
+	ev_set_tail(ev, tail);
 	return 0;
 }
 
@@ -289,20 +351,23 @@ static __u64 rec_time(const struct perf_event_header *hdr)
 }
 
 /*
- * Check one PERF_RECORD_JIT_CODE against the entry it reports: the fields
- * passed through, those the kernel fills in, and that the name is
- * terminated and zero-padded with nothing else in the record.
+ * Check one PERF_RECORD_JIT_CODE against the entry it reports, for an
+ * event whose sample_id takes @id_size bytes: the fields passed through,
+ * those the kernel fills in, and that the name is terminated and
+ * zero-padded with nothing else in the record.
  */
-static void expect_jit(struct __test_metadata *_metadata,
-		       const struct perf_event_header *hdr,
-		       const struct perf_jit_code_entry *e,
-		       pid_t pid, pid_t tid, __u32 flags)
+static void expect_jit_layout(struct __test_metadata *_metadata,
+			      const struct perf_event_header *hdr,
+			      const struct perf_jit_code_entry *e,
+			      pid_t pid, pid_t tid, __u32 flags,
+			      size_t id_size)
 {
 	const struct jit_record *rec = (const void *)hdr;
+	size_t fixed = sizeof(*rec) + id_size;
 	size_t room, len, i, dirty = 0;
 
 	ASSERT_EQ((__u32)PERF_RECORD_JIT_CODE, hdr->type);
-	ASSERT_GE(hdr->size, JIT_RECORD_MIN);
+	ASSERT_GE(hdr->size, fixed);
 	EXPECT_EQ(PERF_RECORD_MISC_USER, hdr->misc);
 	EXPECT_EQ((__u32)pid, rec->pid);
 	EXPECT_EQ((__u32)tid, rec->tid);
@@ -312,11 +377,10 @@ static void expect_jit(struct __test_metadata *_metadata,
 	EXPECT_EQ(e->len, rec->len);
 	EXPECT_EQ(e->new_addr, rec->new_addr);
 	EXPECT_EQ(e->code_index, rec->code_index);
-	EXPECT_EQ(0U, rec_sample_id(hdr)->res);
 
-	room = hdr->size - JIT_RECORD_MIN;
+	room = hdr->size - fixed;
 	if (e->op != PERF_JIT_CODE_LOAD) {
-		EXPECT_EQ(0UL, room);
+		EXPECT_EQ(0UL, (unsigned long)room);
 		return;
 	}
 	len = strnlen(rec->name, room);
@@ -325,7 +389,75 @@ static void expect_jit(struct __test_metadata *_metadata,
 	EXPECT_STREQ((const char *)(uintptr_t)e->name, rec->name);
 	for (i = len; i < room; i++)
 		dirty += rec->name[i] != 0;
-	EXPECT_EQ(0UL, dirty) TH_LOG("name padding is not zero");
+	EXPECT_EQ(0UL, (unsigned long)dirty) TH_LOG("name padding is not zero");
+}
+
+/* expect_jit_layout() for SAMPLE_TYPE with sample_id_all */
+static void expect_jit(struct __test_metadata *_metadata,
+		       const struct perf_event_header *hdr,
+		       const struct perf_jit_code_entry *e,
+		       pid_t pid, pid_t tid, __u32 flags)
+{
+	expect_jit_layout(_metadata, hdr, e, pid, tid, flags,
+			  sizeof(struct sample_id));
+	/* A guard against leaking kernel bytes; the kernel writes 0. */
+	EXPECT_EQ(0U, rec_sample_id(hdr)->res);
+}
+
+/*
+ * What is wrong with @hdr as the record of @e in an event @id of
+ * SAMPLE_TYPE, sample_id included, or NULL: for loops over many records,
+ * which report the first problem rather than every field.
+ */
+static const char *jit_problem(const struct perf_event_header *hdr,
+			       const struct perf_jit_code_entry *e,
+			       pid_t pid, pid_t tid, __u32 flags, __u64 id)
+{
+	const struct jit_record *rec = (const void *)hdr;
+	const struct sample_id *sid;
+	size_t room, len, i;
+
+	if (hdr->type != PERF_RECORD_JIT_CODE)
+		return "not a JIT_CODE record";
+	if (hdr->size < JIT_RECORD_MIN)
+		return "record too short";
+	sid = rec_sample_id(hdr);
+	if (hdr->misc != PERF_RECORD_MISC_USER)
+		return "header.misc";
+	if (rec->pid != (__u32)pid || rec->tid != (__u32)tid)
+		return "pid or tid";
+	if (sid->pid != (__u32)pid || sid->tid != (__u32)tid)
+		return "pid or tid in sample_id";
+	if (sid->id != id)
+		return "id in sample_id";
+	if (rec->op != e->op || rec->flags != flags ||
+	    rec->addr != e->addr || rec->len != e->len ||
+	    rec->new_addr != e->new_addr || rec->code_index != e->code_index)
+		return "a field of the entry";
+
+	room = hdr->size - JIT_RECORD_MIN;
+	if (e->op != PERF_JIT_CODE_LOAD)
+		return room ? "bytes after the fixed part" : NULL;
+	len = strnlen(rec->name, room);
+	if (len == room)
+		return "name not NUL-terminated";
+	if (room != ALIGN8(len + 1))
+		return "name not padded to 8 bytes exactly";
+	for (i = len; i < room; i++)
+		if (rec->name[i])
+			return "name padding is not zero";
+	if (strcmp((const char *)(uintptr_t)e->name, rec->name))
+		return "name";
+	return NULL;
+}
+
+/* The size of the JIT_CODE record of @e in an event of SAMPLE_TYPE */
+static size_t jit_record_size(const struct perf_jit_code_entry *e)
+{
+	if (e->op != PERF_JIT_CODE_LOAD)
+		return JIT_RECORD_MIN;
+	return JIT_RECORD_MIN +
+	       ALIGN8(strlen((const char *)(uintptr_t)e->name) + 1);
 }
 
 static void entry_load(struct perf_jit_code_entry *e, __u64 addr, __u64 len,
@@ -360,7 +492,17 @@ static void entry_move(struct perf_jit_code_entry *e, __u64 addr, __u64 len,
 	e->code_index = index;
 }
 
-/* One entry of each operation, as most tests emit them. */
+static void entry_flush(struct perf_jit_code_entry *e, __u64 addr,
+			__u64 len, __u64 index)
+{
+	memset(e, 0, sizeof(*e));
+	e->op = PERF_JIT_CODE_FLUSH;
+	e->addr = addr;
+	e->len = len;
+	e->code_index = index;
+}
+
+/* One entry of each of LOAD, MOVE and UNLOAD, as most tests emit them. */
 static void entries_mixed(struct perf_jit_code_entry e[3], __u64 index,
 			  const char *name)
 {
@@ -379,19 +521,52 @@ static void args_init(struct perf_jit_code_args *args, const void *entries,
 	args->entry_size = sizeof(struct perf_jit_code_entry);
 }
 
-/* PR_PERF_JIT_CODE: 0 or -errno */
+/* PR_PERF_JIT_CODE: the number of entries consumed, or -errno */
 static int jit_prctl(const void *args)
 {
-	return prctl(PR_PERF_JIT_CODE, (unsigned long)args, 0UL, 0UL, 0UL) ?
-	       -errno : 0;
+	int ret = prctl(PR_PERF_JIT_CODE, (unsigned long)args, 0UL, 0UL, 0UL);
+
+	return ret < 0 ? -errno : ret;
 }
 
-/* PERF_EVENT_IOC_JIT_CODE: 0 or -errno */
+/* PERF_EVENT_IOC_JIT_CODE: the number of entries written, or -errno */
 static int jit_ioctl(int fd, const void *args)
 {
-	return ioctl(fd, PERF_EVENT_IOC_JIT_CODE, args) ? -errno : 0;
+	int ret = ioctl(fd, PERF_EVENT_IOC_JIT_CODE, args);
+
+	return ret < 0 ? -errno : ret;
 }
 
+/*
+ * Take every entry of @args through the prctl (@fd < 0) or the ioctl on
+ * @fd, calling again after each short count as callers must. Returns
+ * nr_entries, the first error, or -ERANGE for a count out of range. @args
+ * is as it was on return.
+ */
+static int jit_call_all(int fd, struct perf_jit_code_args *args)
+{
+	__u64 entries = args->entries;
+	__u32 nr = args->nr_entries, done = 0;
+	int ret = 0;
+
+	while (done < nr) {
+		args->entries = entries + (__u64)done * args->entry_size;
+		args->nr_entries = nr - done;
+		ret = fd < 0 ? jit_prctl(args) : jit_ioctl(fd, args);
+		if (ret < 0)
+			break;
+		if (ret == 0 || (__u32)ret > nr - done) {
+			ret = -ERANGE;
+			break;
+		}
+		done += ret;
+	}
+	args->entries = entries;
+	args->nr_entries = nr;
+	return done == nr ? (int)nr : ret;
+}
+
+/* One LOAD through the prctl: 1, or -errno */
 static int emit_one(const char *name, __u64 index)
 {
 	struct perf_jit_code_entry e;
@@ -462,12 +637,78 @@ static pid_t spawn_sleeper(int *release)
 	return pid;
 }
 
+/* Kill a child that may never be told to exit, in a teardown. */
+static void kill_child(pid_t *pid)
+{
+	if (*pid > 0) {
+		kill(*pid, SIGKILL);
+		waitpid(*pid, NULL, 0);
+	}
+	*pid = -1;
+}
+
 static __u64 clock_ns(clockid_t clk)
 {
 	struct timespec ts;
 
 	clock_gettime(clk, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	return (__u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/* The common case: an event on the calling thread, any CPU. */
+static void open_listener(struct __test_metadata *_metadata, struct ev *ev)
+{
+	struct perf_event_attr attr;
+
+	attr_init(&attr, true);
+	ASSERT_EQ(0, ev_open(ev, &attr, 0, -1, DATA_PAGES));
+}
+
+static int open_cpu_wide(struct ev *ev, int cpu)
+{
+	struct perf_event_attr attr;
+
+	attr_init(&attr, true);
+	return ev_open(ev, &attr, -1, cpu, DATA_PAGES);
+}
+
+/* The numbers of the ABI, which need no kernel to check. */
+TEST(abi_numbers)
+{
+	struct perf_event_attr attr;
+	__u64 flags;
+
+	EXPECT_EQ(32, PERF_RECORD_JIT_CODE);
+	EXPECT_EQ(0x4a495443, PR_PERF_JIT_CODE);
+	EXPECT_EQ(_IOWR('$', 0x40, struct perf_jit_code_args),
+		  PERF_EVENT_IOC_JIT_CODE);
+	EXPECT_EQ(32U, _IOC_SIZE(PERF_EVENT_IOC_JIT_CODE));
+	EXPECT_EQ(1, PERF_JIT_CODE_LOAD);
+	EXPECT_EQ(2, PERF_JIT_CODE_UNLOAD);
+	EXPECT_EQ(3, PERF_JIT_CODE_MOVE);
+	EXPECT_EQ(4, PERF_JIT_CODE_FLUSH);
+	EXPECT_EQ(1U, PERF_JIT_CODE_FLAGS_SYNTHESIZED);
+	EXPECT_EQ(1024, PERF_JIT_CODE_NAME_MAX);
+	EXPECT_EQ(1024, PERF_JIT_CODE_MAX_ENTRIES);
+	EXPECT_EQ(32, PERF_JIT_CODE_ARGS_SIZE_VER0);
+	EXPECT_EQ(48, PERF_JIT_CODE_ENTRY_SIZE_VER0);
+	EXPECT_EQ(32UL, (unsigned long)sizeof(struct perf_jit_code_args));
+	EXPECT_EQ(48UL, (unsigned long)sizeof(struct perf_jit_code_entry));
+	EXPECT_EQ(24UL, (unsigned long)offsetof(struct perf_jit_code_args, pid));
+	EXPECT_EQ(40UL, (unsigned long)offsetof(struct perf_jit_code_entry,
+						name));
+
+	/* jit_code is the last bit of the flags word after read_format. */
+	memset(&attr, 0, sizeof(attr));
+	attr.jit_code = 1;
+	memcpy(&flags, (char *)&attr + offsetof(struct perf_event_attr,
+						read_format) + 8,
+	       sizeof(flags));
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	EXPECT_EQ(1ULL << 63, flags);
+#else
+	EXPECT_EQ(1ULL, flags);
+#endif
 }
 
 /* Most tests need no more than the feature and the CPUs they may use. */
@@ -504,10 +745,13 @@ TEST_F(jit_code, prctl_probe)
 	EXPECT_EQ(-1, prctl(PR_PERF_JIT_CODE, 0UL, 0UL, 0UL, 1UL));
 	EXPECT_EQ(EINVAL, errno);
 
-	/* Nobody listens: valid input still succeeds. */
-	entries_mixed(e, 1, "jit_nobody_listens");
+	/*
+	 * Valid input is consumed whether or not anything listens (see the
+	 * shortcut tests for what tells the two apart).
+	 */
+	entries_mixed(e, 1, "jit_probe");
 	args_init(&args, e, 3);
-	EXPECT_EQ(0, jit_prctl(&args));
+	EXPECT_EQ(3, jit_prctl(&args));
 }
 
 TEST_F(jit_code, prctl_extra_args)
@@ -537,7 +781,7 @@ TEST_F(jit_code, prctl_extra_args)
 	ASSERT_EQ(0, ev_drain(&ev, &recs));
 	EXPECT_EQ(0U, recs.nr);
 
-	ASSERT_EQ(0, prctl(PR_PERF_JIT_CODE, a, 0UL, 0UL, 0UL));
+	ASSERT_EQ(3, prctl(PR_PERF_JIT_CODE, a, 0UL, 0UL, 0UL));
 	ASSERT_EQ(0, ev_drain(&ev, &recs));
 	EXPECT_EQ(3U, records_count(&recs, PERF_RECORD_JIT_CODE));
 	records_free(&recs);
@@ -572,7 +816,7 @@ TEST_F(jit_code, ioctl_probe)
 	ASSERT_EQ(0, ev_drain(&jit, &recs));
 	EXPECT_EQ(0U, recs.nr);
 
-	EXPECT_EQ(0, jit_ioctl(jit.fd, &args));
+	EXPECT_EQ(3, jit_ioctl(jit.fd, &args));
 	ASSERT_EQ(0, ev_drain(&jit, &recs));
 	EXPECT_EQ(3U, records_count(&recs, PERF_RECORD_JIT_CODE));
 	records_free(&recs);
@@ -586,18 +830,54 @@ enum ev_cpu {
 	OTHER_CPU,	/* a CPU the test does not run on */
 };
 
-/* An event on the calling thread, PR_PERF_JIT_CODE from that thread. */
+/*
+ * What task_event emits, from the thread the event monitors: a COMM
+ * record to order against, then two calls.
+ */
+struct task_emit {
+	pthread_barrier_t		barrier;
+	pthread_t			thread;
+	pid_t				tid;
+	struct perf_jit_code_entry	e[4];
+	int				ret[3];
+};
+
+static void task_emit(struct task_emit *t)
+{
+	struct perf_jit_code_args args;
+
+	t->ret[0] = prctl(PR_SET_NAME, "jit_code_test") ? -errno : 0;
+	args_init(&args, t->e, 3);
+	t->ret[1] = jit_prctl(&args);
+	args_init(&args, &t->e[3], 1);
+	t->ret[2] = jit_prctl(&args);
+}
+
+static void *task_emit_thread(void *p)
+{
+	struct task_emit *t = p;
+
+	t->tid = sys_gettid();
+	pthread_barrier_wait(&t->barrier);	/* tid published */
+	pthread_barrier_wait(&t->barrier);	/* its event is open */
+	task_emit(t);
+	return NULL;
+}
+
+/* An event on one thread, PR_PERF_JIT_CODE from that thread. */
 FIXTURE(task_event)
 {
 	struct ev ev;
 	struct ev listener;	/* with jit_code, when ev has not */
 	int cpus[2];
+	struct task_emit emit;
+	bool thread;		/* emit.thread is to be released and joined */
 };
 
 FIXTURE_VARIANT(task_event)
 {
 	bool		jit_code;
-	bool		by_tid;		/* pid argument gettid(), not 0 */
+	bool		by_tid;		/* on a thread that is not the leader */
 	enum ev_cpu	cpu;
 	bool		delivered;
 };
@@ -644,20 +924,35 @@ FIXTURE_SETUP(task_event)
 	int cpu = -1, ret;
 
 	self->ev.fd = -1;
+	self->listener.fd = -1;
 	if (!jit_code_supported())
 		SKIP(return, "kernel lacks PR_PERF_JIT_CODE");
 	ret = allowed_cpus(self->cpus, 2);
 	ASSERT_GE(ret, 1);
 	if (variant->cpu == OTHER_CPU && ret < 2)
 		SKIP(return, "needs two CPUs");
-	if (variant->cpu != ANY_CPU) {
-		ASSERT_EQ(0, pin_to_cpu(self->cpus[0]));
+	/* Pinned, the thread too: times are compared across records. */
+	ASSERT_EQ(0, pin_to_cpu(self->cpus[0]));
+	if (variant->cpu != ANY_CPU)
 		cpu = self->cpus[variant->cpu == OTHER_CPU];
+
+	entries_mixed(self->emit.e, 10, "jit_task_event");
+	entry_load(&self->emit.e[3], CODE_BASE + 0x1000, 0x20, 11,
+		   "jit_single");
+	self->emit.tid = sys_gettid();
+	if (variant->by_tid) {
+		ASSERT_EQ(0, pthread_barrier_init(&self->emit.barrier, NULL,
+						  2));
+		ASSERT_EQ(0, pthread_create(&self->emit.thread, NULL,
+					    task_emit_thread, &self->emit));
+		self->thread = true;
+		pthread_barrier_wait(&self->emit.barrier);
+		ASSERT_NE(getpid(), self->emit.tid);
 	}
 
 	attr_init(&attr, variant->jit_code);
 	attr.comm = 1;
-	ret = ev_open(&self->ev, &attr, variant->by_tid ? sys_gettid() : 0,
+	ret = ev_open(&self->ev, &attr, variant->by_tid ? self->emit.tid : 0,
 		      cpu, DATA_PAGES);
 	if (perf_unavailable(ret))
 		SKIP(return, "perf_event_open: %s", strerror(-ret));
@@ -667,7 +962,6 @@ FIXTURE_SETUP(task_event)
 	 * Without the bit, a second event that has it makes the kernel emit
 	 * the records: the first must still get none of them.
 	 */
-	self->listener.fd = -1;
 	if (!variant->jit_code) {
 		attr_init(&attr, true);
 		ASSERT_EQ(0, ev_open(&self->listener, &attr, 0, -1, DATA_PAGES));
@@ -676,6 +970,10 @@ FIXTURE_SETUP(task_event)
 
 FIXTURE_TEARDOWN(task_event)
 {
+	if (self->thread) {
+		pthread_barrier_wait(&self->emit.barrier);
+		pthread_join(self->emit.thread, NULL);
+	}
 	ev_close(&self->ev);
 	if (self->listener.fd >= 0)
 		ev_close(&self->listener);
@@ -684,22 +982,25 @@ FIXTURE_TEARDOWN(task_event)
 TEST_F(task_event, delivery)
 {
 	const struct perf_event_header *jit[5];
-	struct perf_jit_code_entry e[4];
 	struct perf_jit_code_args args;
+	struct perf_jit_code_entry *e = self->emit.e;
 	struct records recs = {};
-	pid_t pid = getpid();
+	pid_t pid = getpid(), tid = self->emit.tid;
 	unsigned int i, comm;
 	__u64 last_time;
 
-	entries_mixed(e, 10, "jit_task_event");
-	entry_load(&e[3], CODE_BASE + 0x1000, 0x20, 11, "jit_single");
-
-	/* A COMM record first, both to order against and to show life. */
-	ASSERT_EQ(0, prctl(PR_SET_NAME, "jit_code_test"));
-	args_init(&args, e, 3);
-	ASSERT_EQ(0, jit_prctl(&args));
-	args_init(&args, &e[3], 1);
-	ASSERT_EQ(0, jit_prctl(&args));
+	if (self->thread) {
+		pthread_barrier_wait(&self->emit.barrier);
+		ASSERT_EQ(0, pthread_join(self->emit.thread, NULL));
+		self->thread = false;
+		/* The leader's records are not the thread's. */
+		ASSERT_EQ(1, emit_one("jit_leader", 12));
+	} else {
+		task_emit(&self->emit);
+	}
+	ASSERT_EQ(0, self->emit.ret[0]);
+	ASSERT_EQ(3, self->emit.ret[1]);
+	ASSERT_EQ(1, self->emit.ret[2]);
 	ASSERT_EQ(0, ev_drain(&self->ev, &recs));
 
 	comm = variant->cpu == OTHER_CPU ? 0 : 1;
@@ -722,7 +1023,8 @@ TEST_F(task_event, delivery)
 		/* The same event does see the records on its own CPU. */
 		records_free(&recs);
 		ASSERT_EQ(0, pin_to_cpu(self->cpus[1]));
-		ASSERT_EQ(0, jit_prctl(&args));
+		args_init(&args, &e[3], 1);
+		ASSERT_EQ(1, jit_prctl(&args));
 		ASSERT_EQ(0, ev_drain(&self->ev, &recs));
 		ASSERT_EQ(1U, jit_select(&recs, ANY_PID, jit, 5));
 		expect_jit(_metadata, jit[0], &e[3], pid, pid, 0);
@@ -730,7 +1032,10 @@ TEST_F(task_event, delivery)
 		goto out;
 	}
 
-	ASSERT_EQ(5U, recs.nr);
+	/* The thread has exited: its event got the EXIT record (attr.comm). */
+	ASSERT_EQ(variant->by_tid ? 6U : 5U, recs.nr);
+	if (variant->by_tid)
+		ASSERT_EQ((__u32)PERF_RECORD_EXIT, recs.rec[5]->type);
 	ASSERT_EQ((__u32)PERF_RECORD_COMM, recs.rec[0]->type);
 	ASSERT_EQ(4U, jit_select(&recs, ANY_PID, jit, 5));
 	last_time = rec_time(recs.rec[0]);
@@ -738,10 +1043,10 @@ TEST_F(task_event, delivery)
 		const struct sample_id *sid = rec_sample_id(jit[i]);
 
 		/* In emission order, right after the COMM record. */
-		EXPECT_EQ(recs.rec[i + 1], jit[i]);
-		expect_jit(_metadata, jit[i], &e[i], pid, pid, 0);
+		EXPECT_TRUE(recs.rec[i + 1] == jit[i]);
+		expect_jit(_metadata, jit[i], &e[i], pid, tid, 0);
 		EXPECT_EQ((__u32)pid, sid->pid);
-		EXPECT_EQ((__u32)pid, sid->tid);
+		EXPECT_EQ((__u32)tid, sid->tid);
 		EXPECT_EQ(self->ev.id, sid->id);
 		if (variant->cpu == THIS_CPU)
 			EXPECT_EQ((__u32)self->cpus[0], sid->cpu);
@@ -796,9 +1101,9 @@ TEST_F(jit_code, thread)
 	pthread_barrier_wait(&arg.barrier);
 	ASSERT_EQ(0, pthread_join(thread, NULL));
 	ASSERT_EQ(0, ret);
-	ASSERT_EQ(0, arg.ret);
+	ASSERT_EQ(1, arg.ret);
 	ASSERT_NE(tid, arg.tid);
-	ASSERT_EQ(0, emit_one("jit_from_main", 2));
+	ASSERT_EQ(1, emit_one("jit_from_main", 2));
 
 	ASSERT_EQ(0, ev_drain(&thr_ev, &recs));
 	ASSERT_EQ(1U, jit_select(&recs, ANY_PID, jit, 2));
@@ -848,9 +1153,9 @@ TEST_F(jit_code, inherited_event)
 	child = fork();
 	ASSERT_GE(child, 0);
 	if (child == 0)
-		_exit(emit_one("jit_child", 1) ? 1 : 0);
+		_exit(emit_one("jit_child", 1) == 1 ? 0 : 1);
 	ASSERT_EQ(0, wait_exit(child));
-	ASSERT_EQ(0, emit_one("jit_parent", 2));
+	ASSERT_EQ(1, emit_one("jit_parent", 2));
 
 	ASSERT_EQ(0, ev_drain(&inh, &recs));
 	ASSERT_EQ(2U, jit_select(&recs, ANY_PID, jit, 3));
@@ -874,14 +1179,6 @@ TEST_F(jit_code, inherited_event)
 	ev_close(&inh);
 }
 
-static int open_cpu_wide(struct ev *ev, int cpu)
-{
-	struct perf_event_attr attr;
-
-	attr_init(&attr, true);
-	return ev_open(ev, &attr, -1, cpu, DATA_PAGES);
-}
-
 /* A CPU-wide event sees the records of whoever runs on its CPU. */
 TEST_F(jit_code, cpu_wide_event)
 {
@@ -899,7 +1196,7 @@ TEST_F(jit_code, cpu_wide_event)
 		SKIP(return, "CPU-wide perf_event_open: %s", strerror(-ret));
 	ASSERT_EQ(0, ret);
 
-	ASSERT_EQ(0, emit_one("jit_cpu_wide", 1));
+	ASSERT_EQ(1, emit_one("jit_cpu_wide", 1));
 	ASSERT_EQ(0, ev_drain(&ev, &recs));
 	ASSERT_EQ(1U, jit_select(&recs, pid, jit, 2));
 	entry_load(&e, CODE_BASE + 0x100, 0x100, 1, "jit_cpu_wide");
@@ -929,14 +1226,14 @@ TEST_F(jit_code, cpu_wide_event_other_cpu)
 		SKIP(return, "CPU-wide perf_event_open: %s", strerror(-ret));
 	ASSERT_EQ(0, ret);
 
-	ASSERT_EQ(0, emit_one("jit_elsewhere", 1));
+	ASSERT_EQ(1, emit_one("jit_elsewhere", 1));
 	ASSERT_EQ(0, ev_drain(&ev, &recs));
 	EXPECT_EQ(0U, jit_select(&recs, pid, jit, 2));
 	records_free(&recs);
 
 	/* Once the task runs there, the event sees it. */
 	ASSERT_EQ(0, pin_to_cpu(cpus[1]));
-	ASSERT_EQ(0, emit_one("jit_here", 2));
+	ASSERT_EQ(1, emit_one("jit_here", 2));
 	ASSERT_EQ(0, ev_drain(&ev, &recs));
 	ASSERT_EQ(1U, jit_select(&recs, pid, jit, 2));
 	entry_load(&e, CODE_BASE + 0x200, 0x100, 2, "jit_here");
@@ -965,7 +1262,7 @@ TEST_F(jit_code, other_task_event)
 		close(go[1]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(2);
-		_exit(emit_one("jit_theirs", 1) ? 1 : 0);
+		_exit(emit_one("jit_theirs", 1) == 1 ? 0 : 1);
 	}
 	close(go[0]);
 
@@ -979,7 +1276,7 @@ TEST_F(jit_code, other_task_event)
 	ASSERT_EQ(0, ret);
 	ASSERT_EQ(0, ev_open(&ours, &attr, 0, -1, DATA_PAGES));
 
-	ASSERT_EQ(0, emit_one("jit_ours", 2));
+	ASSERT_EQ(1, emit_one("jit_ours", 2));
 	ASSERT_EQ(0, ev_drain(&theirs, &recs));
 	EXPECT_EQ(0U, jit_select(&recs, ANY_PID, jit, 3));
 
@@ -1006,16 +1303,18 @@ TEST_F(jit_code, other_task_event)
 /*
  * The child of unshare(CLONE_NEWPID) is pid 1 to itself and something else
  * to us: each event gets the pid and tid as its opener's pid namespace
- * sees them.
+ * sees them. The ioctl names processes in the caller's namespace and
+ * refuses one the event's namespace cannot name.
  */
 TEST_F(jit_code, pid_namespace)
 {
-	const struct perf_event_header *jit[3];
-	struct perf_jit_code_entry e, r;
+	const struct perf_event_header *jit[4];
+	struct perf_jit_code_entry e, r, p;
 	struct perf_jit_code_args args;
 	struct perf_event_attr attr;
 	struct records recs = {};
 	int ready[2], go[2], ret;
+	int pidfd, theirs, fd;
 	pid_t outer = getpid();
 	struct ev ev;
 	pid_t child;
@@ -1027,6 +1326,7 @@ TEST_F(jit_code, pid_namespace)
 	ASSERT_EQ(0, pipe(go));
 	entry_load(&e, CODE_BASE + 0x100, 0x100, 1, "jit_in_pidns");
 	entry_load(&r, CODE_BASE + 0x300, 0x100, 3, "jit_replayed_in_pidns");
+	entry_load(&p, CODE_BASE + 0x500, 0x100, 5, "jit_replayed_from_out");
 
 	attr_init(&attr, true);
 	child = fork();
@@ -1034,38 +1334,58 @@ TEST_F(jit_code, pid_namespace)
 	if (child == 0) {
 		EXPECT_EQ(1, getpid());
 		ASSERT_EQ(0, ev_open(&ev, &attr, 0, -1, DATA_PAGES));
-		ASSERT_EQ(1, write(ready[1], "r", 1));
+		ASSERT_EQ((ssize_t)sizeof(ev.fd),
+			  write(ready[1], &ev.fd, sizeof(ev.fd)));
 		ASSERT_EQ(1, read(go[0], &c, 1));
 
-		ASSERT_EQ(0, emit_one("jit_in_pidns", 1));
+		ASSERT_EQ(1, emit_one("jit_in_pidns", 1));
 
 		/* The ioctl names processes in the caller's namespace. */
 		args_init(&args, &r, 1);
 		args.pid = 1;
-		EXPECT_EQ(0, jit_ioctl(ev.fd, &args));
+		EXPECT_EQ(1, jit_ioctl(ev.fd, &args));
 		args.pid = outer;
 		EXPECT_EQ(-ESRCH, jit_ioctl(ev.fd, &args));
 
 		ASSERT_EQ(0, ev_drain(&ev, &recs));
-		ASSERT_EQ(2U, jit_select(&recs, ANY_PID, jit, 3));
-		expect_jit(_metadata, jit[0], &e, 1, 1, 0);
+		ASSERT_EQ(3U, jit_select(&recs, ANY_PID, jit, 4));
+		/* The parent's replay about this process, before "go" */
+		expect_jit(_metadata, jit[0], &p, 1, 1,
+			   PERF_JIT_CODE_FLAGS_SYNTHESIZED);
 		EXPECT_EQ(1U, rec_sample_id(jit[0])->pid);
 		EXPECT_EQ(1U, rec_sample_id(jit[0])->tid);
-		expect_jit(_metadata, jit[1], &r, 1, 1,
+		expect_jit(_metadata, jit[1], &e, 1, 1, 0);
+		EXPECT_EQ(1U, rec_sample_id(jit[1])->pid);
+		EXPECT_EQ(1U, rec_sample_id(jit[1])->tid);
+		expect_jit(_metadata, jit[2], &r, 1, 1,
 			   PERF_JIT_CODE_FLAGS_SYNTHESIZED);
 		_exit(_metadata->exit_code);
 	}
 
 	close(ready[1]);
 	close(go[0]);
-	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ((ssize_t)sizeof(fd), read(ready[0], &fd, sizeof(fd)));
+
+	/* The child's own event, in the parent: it counts in the child's pids. */
+	pidfd = syscall(__NR_pidfd_open, child, 0);
+	ASSERT_LE(0, pidfd);
+	theirs = syscall(__NR_pidfd_getfd, pidfd, fd, 0);
+	ASSERT_LE(0, theirs);
+	args_init(&args, &p, 1);
+	EXPECT_EQ(-ESRCH, jit_ioctl(theirs, &args))
+		TH_LOG("the event's pid namespace cannot name the caller");
+	args.pid = child;
+	EXPECT_EQ(1, jit_ioctl(theirs, &args));
+	close(theirs);
+	close(pidfd);
+
 	ret = ev_open(&ev, &attr, child, -1, DATA_PAGES);
 	ASSERT_EQ(1, write(go[1], "g", 1));
 	ASSERT_EQ(0, ret);
 	ASSERT_EQ(0, wait_exit(child));
 
 	ASSERT_EQ(0, ev_drain(&ev, &recs));
-	ASSERT_EQ(1U, jit_select(&recs, ANY_PID, jit, 3));
+	ASSERT_EQ(1U, jit_select(&recs, ANY_PID, jit, 4));
 	expect_jit(_metadata, jit[0], &e, child, child, 0);
 	EXPECT_EQ((__u32)child, rec_sample_id(jit[0])->pid);
 	EXPECT_EQ((__u32)child, rec_sample_id(jit[0])->tid);
@@ -1074,9 +1394,52 @@ TEST_F(jit_code, pid_namespace)
 }
 
 /*
+ * The perf clock now, from the TSC and the conversion the kernel publishes
+ * in the event's mmap page (cap_user_time_zero), as perf's tsc tests do.
+ * False where it cannot be read from user space.
+ */
+static bool perf_clock_now(const struct perf_event_mmap_page *pc, __u64 *now)
+{
+#ifdef __has_builtin
+#if __has_builtin(__builtin_ia32_rdtsc)
+	__u64 zero, cycles, mask, cyc, quot, rem;
+	__u32 seq, mult, shift;
+	bool ok, is_short;
+
+	do {
+		compiler_barrier();
+		seq = pc->lock;
+		compiler_barrier();
+		ok = pc->cap_user_time_zero;
+		is_short = pc->cap_user_time_short;
+		zero = pc->time_zero;
+		mult = pc->time_mult;
+		shift = pc->time_shift;
+		cycles = pc->time_cycles;
+		mask = pc->time_mask;
+		cyc = __builtin_ia32_rdtsc();
+		compiler_barrier();
+	} while (pc->lock != seq);
+
+	if (!ok)
+		return false;
+	if (is_short)
+		cyc = cycles + ((cyc - cycles) & mask);
+	quot = cyc >> shift;
+	rem = cyc & (((__u64)1 << shift) - 1);
+	*now = zero + quot * mult + ((rem * mult) >> shift);
+	return true;
+#endif
+#endif
+	return false;
+}
+
+/*
  * The time in sample_id is on each event's clock. The same emission is
  * seen by an event on the variant's clock and by one on the default perf
- * clock; each is checked against records or clock reads on its own clock.
+ * clock. The first is checked against a clock read in user space before
+ * and after the call: clock_gettime() for a clockid, the TSC for the perf
+ * clock; both are checked against COMM records around the call.
  */
 FIXTURE(clock)
 {
@@ -1116,12 +1479,15 @@ FIXTURE_VARIANT_ADD(clock, boottime)
 FIXTURE_SETUP(clock)
 {
 	struct perf_event_attr attr;
-	int ret;
+	int cpus[1], ret;
 
 	self->ev.fd = -1;
 	self->perf_ev.fd = -1;
 	if (!jit_code_supported())
 		SKIP(return, "kernel lacks PR_PERF_JIT_CODE");
+	/* The perf clock is per CPU: stay on one. */
+	ASSERT_EQ(1, allowed_cpus(cpus, 1));
+	ASSERT_EQ(0, pin_to_cpu(cpus[0]));
 	attr_init(&attr, true);
 	attr.comm = 1;
 	ret = ev_open(&self->perf_ev, &attr, 0, -1, DATA_PAGES);
@@ -1160,32 +1526,45 @@ static void expect_bracketed(struct __test_metadata *_metadata,
 	records_free(&recs);
 }
 
+static bool clock_read(const struct ev *ev, bool use_clockid,
+		       clockid_t clockid, __u64 *now)
+{
+	if (!use_clockid)
+		return perf_clock_now(ev->page, now);
+	*now = clock_ns(clockid);
+	return true;
+}
+
 TEST_F(clock, timestamp)
 {
 	struct perf_jit_code_entry e;
-	__u64 before = 0, after = 0, t;
+	__u64 before, after, t;
+
+	if (!clock_read(&self->ev, variant->use_clockid, variant->clockid,
+			&before))
+		SKIP(return, "no cap_user_time_zero: no perf clock in user space");
 
 	entry_load(&e, CODE_BASE + 0x100, 0x100, 1, "jit_timed");
 	ASSERT_EQ(0, prctl(PR_SET_NAME, "jit_before"));
-	if (variant->use_clockid)
-		before = clock_ns(variant->clockid);
-	ASSERT_EQ(0, emit_one("jit_timed", 1));
-	if (variant->use_clockid)
-		after = clock_ns(variant->clockid);
+	ASSERT_TRUE(clock_read(&self->ev, variant->use_clockid,
+			       variant->clockid, &before));
+	ASSERT_EQ(1, emit_one("jit_timed", 1));
+	ASSERT_TRUE(clock_read(&self->ev, variant->use_clockid,
+			       variant->clockid, &after));
 	ASSERT_EQ(0, prctl(PR_SET_NAME, "jit_after"));
 
 	expect_bracketed(_metadata, &self->perf_ev, &e, &t);
 	expect_bracketed(_metadata, &self->ev, &e, &t);
-	if (variant->use_clockid) {
-		EXPECT_LE(before, t);
-		EXPECT_GE(after, t);
-	}
+	EXPECT_LE(before, t);
+	EXPECT_GE(after, t);
 }
 
 /*
  * A full batch, every entry delivered in order with every field right,
  * also with argument and entry structs larger than the kernel's whose
- * extra bytes are zero.
+ * extra bytes are zero. A full batch of short names is more than one
+ * call takes, so the batch is passed the way callers must: again from
+ * where a short count left off.
  */
 FIXTURE(batch)
 {
@@ -1246,11 +1625,14 @@ FIXTURE_VARIANT_ADD(batch, ioctl_larger_structs)
 FIXTURE_SETUP(batch)
 {
 	struct perf_event_attr attr;
-	int ret;
+	int cpus[1], ret;
 
 	self->ev.fd = -1;
 	if (!jit_code_supported())
 		SKIP(return, "kernel lacks PR_PERF_JIT_CODE");
+	/* Pinned: times are compared across records. */
+	ASSERT_EQ(1, allowed_cpus(cpus, 1));
+	ASSERT_EQ(0, pin_to_cpu(cpus[0]));
 	attr_init(&attr, true);
 	ret = ev_open(&self->ev, &attr, 0, -1, BATCH_PAGES);
 	if (perf_unavailable(ret))
@@ -1317,10 +1699,10 @@ TEST_F(batch, in_order)
 	args->entry_size = entry_size;
 
 	if (variant->ioctl) {
-		ASSERT_EQ(0, jit_ioctl(self->ev.fd, args));
+		ASSERT_EQ((int)variant->nr, jit_call_all(self->ev.fd, args));
 		flags = PERF_JIT_CODE_FLAGS_SYNTHESIZED;
 	} else {
-		ASSERT_EQ(0, jit_prctl(args));
+		ASSERT_EQ((int)variant->nr, jit_call_all(-1, args));
 	}
 
 	ASSERT_EQ(0, ev_drain(&self->ev, &recs));
@@ -1373,7 +1755,7 @@ TEST_F(jit_code, name_padding)
 		entry_load(&e[i], CODE_BASE + i * 0x100, 0x100, i, names[i]);
 	}
 	args_init(&args, e, 24);
-	ASSERT_EQ(0, jit_prctl(&args));
+	ASSERT_EQ(24, jit_prctl(&args));
 
 	ASSERT_EQ(0, ev_drain(&ev, &recs));
 	ASSERT_EQ(24U, jit_select(&recs, ANY_PID, jit, 25));
@@ -1408,7 +1790,7 @@ TEST_F(jit_code, name_max)
 	name[sizeof(name) - 1] = '\0';
 	entry_load(&e, CODE_BASE, 0x100, 1, name);
 	args_init(&args, &e, 1);
-	ASSERT_EQ(0, jit_prctl(&args));
+	ASSERT_EQ(1, jit_prctl(&args));
 
 	ASSERT_EQ(0, ev_drain(&ev, &recs));
 	ASSERT_EQ(1U, jit_select(&recs, ANY_PID, jit, 2));
@@ -1419,10 +1801,62 @@ TEST_F(jit_code, name_max)
 }
 
 /*
+ * FLUSH, "nothing is left in the range", through both calls: op 4, no
+ * name, new_addr 0. (Its validation is in bad_input.)
+ */
+TEST_F(jit_code, flush)
+{
+	const struct perf_event_header *jit[4];
+	struct perf_jit_code_entry e[3];
+	struct perf_jit_code_args args;
+	struct perf_event_attr attr;
+	struct records recs = {};
+	pid_t pid = getpid();
+	unsigned int i;
+	struct ev ev;
+	int ret;
+
+	attr_init(&attr, true);
+	ret = ev_open(&ev, &attr, 0, -1, DATA_PAGES);
+	if (perf_unavailable(ret))
+		SKIP(return, "perf_event_open: %s", strerror(-ret));
+	ASSERT_EQ(0, ret);
+
+	entry_load(&e[0], CODE_BASE + 0x100, 0x80, 1, "jit_flushed");
+	entry_flush(&e[1], CODE_BASE, 0x10000000, 2);
+	/* A range that covers part of what was loaded, and nothing at all */
+	entry_flush(&e[2], CODE_BASE + 0x140, 1, 3);
+	args_init(&args, e, 3);
+	ASSERT_EQ(3, jit_prctl(&args));
+	ASSERT_EQ(0, ev_drain(&ev, &recs));
+	ASSERT_EQ(3U, jit_select(&recs, ANY_PID, jit, 4));
+	for (i = 0; i < 3; i++)
+		expect_jit(_metadata, jit[i], &e[i], pid, pid, 0);
+	EXPECT_EQ(4U, ((const struct jit_record *)jit[1])->op);
+	EXPECT_EQ(JIT_RECORD_MIN, jit[1]->size);
+	EXPECT_EQ(0ULL, ((const struct jit_record *)jit[1])->new_addr);
+	records_free(&recs);
+
+	ASSERT_EQ(3, jit_ioctl(ev.fd, &args));
+	ASSERT_EQ(0, ev_drain(&ev, &recs));
+	ASSERT_EQ(3U, jit_select(&recs, ANY_PID, jit, 4));
+	for (i = 0; i < 3; i++)
+		expect_jit(_metadata, jit[i], &e[i], pid, pid,
+			   PERF_JIT_CODE_FLAGS_SYNTHESIZED);
+	EXPECT_EQ(JIT_RECORD_MIN, jit[2]->size);
+	records_free(&recs);
+	ev_close(&ev);
+}
+
+/*
  * Bad input: each variant breaks one thing in an otherwise valid call of
- * three entries (LOAD, UNLOAD and the LOAD "victim"), checks the errno and
- * that nothing at all was delivered, then makes the valid call to show the
- * listening event was live.
+ * three entries (LOAD, UNLOAD and the LOAD "victim"), with an event that
+ * listens to the caller, so that the prctl reads the entries (see
+ * shortcut). An error in the call's arguments, or in the first entry,
+ * fails the call and delivers nothing. An error in the victim ends the
+ * call there: it returns the number of entries before it, which are
+ * delivered, and the call that starts at the victim fails. Then the valid
+ * call shows that the listening event was live.
  */
 #define VICTIM	2
 
@@ -1713,6 +2147,55 @@ static void mut_name_at_guard(struct bad_ctx *ctx)
 	victim(ctx)->name = (uintptr_t)name;
 }
 
+static void mut_name_kernel(struct bad_ctx *ctx)
+{
+	victim(ctx)->name = KERNEL_ADDR;
+}
+
+static void mut_entries_kernel(struct bad_ctx *ctx)
+{
+	ctx->args->entries = KERNEL_ADDR;
+}
+
+/* The array would end past the top of the address space. */
+static void mut_entries_wrap(struct bad_ctx *ctx)
+{
+	ctx->args->entries = ~0ULL - sizeof(struct perf_jit_code_entry) + 1;
+}
+
+static void set_flush(struct perf_jit_code_entry *e)
+{
+	e->op = PERF_JIT_CODE_FLUSH;
+	e->name = 0;
+	e->new_addr = 0;
+}
+
+static void mut_flush_name(struct bad_ctx *ctx)
+{
+	__u64 name = victim(ctx)->name;
+
+	set_flush(victim(ctx));
+	victim(ctx)->name = name;
+}
+
+static void mut_flush_new_addr(struct bad_ctx *ctx)
+{
+	set_flush(victim(ctx));
+	victim(ctx)->new_addr = MOVE_BASE;
+}
+
+static void mut_flush_len_zero(struct bad_ctx *ctx)
+{
+	set_flush(victim(ctx));
+	victim(ctx)->len = 0;
+}
+
+static void mut_flush_past_user(struct bad_ctx *ctx)
+{
+	set_flush(victim(ctx));
+	victim(ctx)->len = 1ULL << 63;
+}
+
 FIXTURE(bad_input)
 {
 	struct bad_ctx ctx;
@@ -1726,6 +2209,7 @@ FIXTURE_VARIANT(bad_input)
 	int	ioctl_err;	/* if not 0, the ioctl's errno differs */
 	bool	ioctl_valid;	/* the ioctl accepts it */
 	bool	size_written_back;
+	bool	victim;		/* the error is the victim entry's */
 };
 
 FIXTURE_VARIANT_ADD(bad_input, args_size_zero)
@@ -1835,6 +2319,7 @@ FIXTURE_VARIANT_ADD(bad_input, entry_tail)
 {
 	.mutate = mut_entry_tail,
 	.err = E2BIG,
+	.victim = true,
 };
 
 FIXTURE_VARIANT_ADD(bad_input, entries_null)
@@ -1849,136 +2334,205 @@ FIXTURE_VARIANT_ADD(bad_input, entries_unreadable)
 	.err = EFAULT,
 };
 
+FIXTURE_VARIANT_ADD(bad_input, entries_kernel)
+{
+	.mutate = mut_entries_kernel,
+	.err = EFAULT,
+};
+
+FIXTURE_VARIANT_ADD(bad_input, entries_wrap)
+{
+	.mutate = mut_entries_wrap,
+	.err = EFAULT,
+};
+
 FIXTURE_VARIANT_ADD(bad_input, entries_straddle)
 {
 	.mutate = mut_entries_straddle,
 	.err = EFAULT,
+	.victim = true,
 };
 
 FIXTURE_VARIANT_ADD(bad_input, op_unknown)
 {
 	.mutate = mut_op_unknown,
 	.err = EINVAL,
+	.victim = true,
 };
 
 FIXTURE_VARIANT_ADD(bad_input, op_past_max)
 {
 	.mutate = mut_op_past_max,
 	.err = EINVAL,
+	.victim = true,
 };
 
 FIXTURE_VARIANT_ADD(bad_input, op_huge)
 {
 	.mutate = mut_op_huge,
 	.err = EINVAL,
+	.victim = true,
 };
 
 FIXTURE_VARIANT_ADD(bad_input, entry_flags)
 {
 	.mutate = mut_entry_flags,
 	.err = EINVAL,
+	.victim = true,
 };
 
 FIXTURE_VARIANT_ADD(bad_input, entry_flags_high)
 {
 	.mutate = mut_entry_flags_high,
 	.err = EINVAL,
+	.victim = true,
 };
 
 FIXTURE_VARIANT_ADD(bad_input, len_zero)
 {
 	.mutate = mut_len_zero,
 	.err = EINVAL,
+	.victim = true,
 };
 
 FIXTURE_VARIANT_ADD(bad_input, range_wraps)
 {
 	.mutate = mut_range_wraps,
 	.err = EINVAL,
+	.victim = true,
 };
 
 FIXTURE_VARIANT_ADD(bad_input, range_past_user)
 {
 	.mutate = mut_range_past_user,
 	.err = EINVAL,
+	.victim = true,
 };
 
 FIXTURE_VARIANT_ADD(bad_input, addr_kernel)
 {
 	.mutate = mut_addr_kernel,
 	.err = EINVAL,
+	.victim = true,
 };
 
 FIXTURE_VARIANT_ADD(bad_input, move_target_wraps)
 {
 	.mutate = mut_move_target_wraps,
 	.err = EINVAL,
+	.victim = true,
 };
 
 FIXTURE_VARIANT_ADD(bad_input, move_target_kernel)
 {
 	.mutate = mut_move_target_kernel,
 	.err = EINVAL,
+	.victim = true,
 };
 
 FIXTURE_VARIANT_ADD(bad_input, move_name)
 {
 	.mutate = mut_move_name,
 	.err = EINVAL,
+	.victim = true,
 };
 
 FIXTURE_VARIANT_ADD(bad_input, load_new_addr)
 {
 	.mutate = mut_load_new_addr,
 	.err = EINVAL,
+	.victim = true,
 };
 
 FIXTURE_VARIANT_ADD(bad_input, unload_new_addr)
 {
 	.mutate = mut_unload_new_addr,
 	.err = EINVAL,
+	.victim = true,
 };
 
 FIXTURE_VARIANT_ADD(bad_input, unload_name)
 {
 	.mutate = mut_unload_name,
 	.err = EINVAL,
+	.victim = true,
+};
+
+FIXTURE_VARIANT_ADD(bad_input, flush_name)
+{
+	.mutate = mut_flush_name,
+	.err = EINVAL,
+	.victim = true,
+};
+
+FIXTURE_VARIANT_ADD(bad_input, flush_new_addr)
+{
+	.mutate = mut_flush_new_addr,
+	.err = EINVAL,
+	.victim = true,
+};
+
+FIXTURE_VARIANT_ADD(bad_input, flush_len_zero)
+{
+	.mutate = mut_flush_len_zero,
+	.err = EINVAL,
+	.victim = true,
+};
+
+FIXTURE_VARIANT_ADD(bad_input, flush_past_user)
+{
+	.mutate = mut_flush_past_user,
+	.err = EINVAL,
+	.victim = true,
 };
 
 FIXTURE_VARIANT_ADD(bad_input, load_no_name)
 {
 	.mutate = mut_load_no_name,
 	.err = EINVAL,
+	.victim = true,
 };
 
 FIXTURE_VARIANT_ADD(bad_input, load_empty_name)
 {
 	.mutate = mut_load_empty_name,
 	.err = EINVAL,
+	.victim = true,
 };
 
 FIXTURE_VARIANT_ADD(bad_input, name_unreadable)
 {
 	.mutate = mut_name_unreadable,
 	.err = EFAULT,
+	.victim = true,
 };
 
 FIXTURE_VARIANT_ADD(bad_input, name_straddle)
 {
 	.mutate = mut_name_straddle,
 	.err = EFAULT,
+	.victim = true,
+};
+
+FIXTURE_VARIANT_ADD(bad_input, name_kernel)
+{
+	.mutate = mut_name_kernel,
+	.err = EFAULT,
+	.victim = true,
 };
 
 FIXTURE_VARIANT_ADD(bad_input, name_too_long)
 {
 	.mutate = mut_name_too_long,
 	.err = ENAMETOOLONG,
+	.victim = true,
 };
 
 FIXTURE_VARIANT_ADD(bad_input, name_at_guard)
 {
 	.mutate = mut_name_at_guard,
 	.err = ENAMETOOLONG,
+	.victim = true,
 };
 
 FIXTURE_SETUP(bad_input)
@@ -1992,7 +2546,7 @@ FIXTURE_SETUP(bad_input)
 	ctx->page = page_size();
 	ctx->region = mmap(NULL, 4 * ctx->page, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, ctx->region);
+	ASSERT_TRUE(ctx->region != MAP_FAILED);
 	ctx->guard = ctx->region + 3 * ctx->page;
 	ASSERT_EQ(0, mprotect(ctx->guard, ctx->page, PROT_NONE));
 	ctx->args = (void *)ctx->region;
@@ -2001,7 +2555,7 @@ FIXTURE_SETUP(bad_input)
 			   sizeof(struct perf_jit_code_entry) +
 			   (VICTIM + 1) * (ctx->page + 8);
 	ctx->entries = malloc(ctx->entries_len);
-	ASSERT_NE(NULL, ctx->entries);
+	ASSERT_TRUE(!!ctx->entries);
 
 	bad_reset(ctx);
 	variant->mutate(ctx);
@@ -2011,31 +2565,63 @@ FIXTURE_TEARDOWN(bad_input)
 {
 	ev_close(&self->ev);
 	free(self->ctx.entries);
-	if (self->ctx.region)
+	if (self->ctx.region && self->ctx.region != MAP_FAILED)
 		munmap(self->ctx.region, 4 * self->ctx.page);
 }
 
-static void open_listener(struct __test_metadata *_metadata, struct ev *ev)
+static int bad_emit(struct ev *ev, bool ioctl, const void *uargs)
 {
-	struct perf_event_attr attr;
-
-	attr_init(&attr, true);
-	ASSERT_EQ(0, ev_open(ev, &attr, 0, -1, DATA_PAGES));
+	return ioctl ? jit_ioctl(ev->fd, uargs) : jit_prctl(uargs);
 }
 
-/* After the failed call: nothing there, then the valid call gets through. */
-static void expect_nothing_then_valid(struct __test_metadata *_metadata,
-				      struct bad_ctx *ctx, struct ev *ev,
-				      bool ioctl)
+/*
+ * The variant's call and what it delivers, then the valid call. @err is
+ * the call's errno, 0 when it is valid.
+ */
+static void bad_check(struct __test_metadata *_metadata,
+		      struct bad_ctx *ctx, struct ev *ev, bool ioctl, int err,
+		      bool victim, bool size_written_back)
 {
+	const struct perf_event_header *jit[VICTIM + 2];
+	__u32 flags = ioctl ? PERF_JIT_CODE_FLAGS_SYNTHESIZED : 0;
+	unsigned int i, n = err ? 0 : VICTIM + 1;
+	struct perf_jit_code_entry e;
 	struct records recs = {};
+	pid_t pid = getpid();
+	int ret;
 
+	ret = bad_emit(ev, ioctl, ctx->uargs);
+	if (size_written_back)
+		EXPECT_EQ(sizeof(struct perf_jit_code_args),
+			  (size_t)ctx->args->size);
+	if (err && victim)
+		n = VICTIM;
+	EXPECT_EQ(err && !victim ? -err : (int)n, ret);
+
+	/* Exactly the entries the count says, as given */
 	ASSERT_EQ(0, ev_drain(ev, &recs));
-	EXPECT_EQ(0U, recs.nr);
+	EXPECT_EQ(n, recs.nr);
+	ASSERT_EQ(n, jit_select(&recs, ANY_PID, jit, VICTIM + 2));
+	for (i = 0; i < n; i++) {
+		memcpy(&e, bad_entry(ctx, i), sizeof(e));
+		expect_jit(_metadata, jit[i], &e, pid, pid, flags);
+	}
+	records_free(&recs);
+	if (!err)
+		return;
+
+	if (victim) {
+		/* From the victim on, the call fails at once. */
+		ctx->args->entries += VICTIM * ctx->args->entry_size;
+		ctx->args->nr_entries -= VICTIM;
+		EXPECT_EQ(-err, bad_emit(ev, ioctl, ctx->args));
+		ASSERT_EQ(0, ev_drain(ev, &recs));
+		EXPECT_EQ(0U, recs.nr);
+		records_free(&recs);
+	}
 
 	bad_reset(ctx);
-	ASSERT_EQ(0, ioctl ? jit_ioctl(ev->fd, ctx->args) :
-			     jit_prctl(ctx->args));
+	ASSERT_EQ(VICTIM + 1, bad_emit(ev, ioctl, ctx->args));
 	ASSERT_EQ(0, ev_drain(ev, &recs));
 	EXPECT_EQ(VICTIM + 1U, records_count(&recs, PERF_RECORD_JIT_CODE));
 	records_free(&recs);
@@ -2044,57 +2630,393 @@ static void expect_nothing_then_valid(struct __test_metadata *_metadata,
 TEST_F(bad_input, prctl)
 {
 	open_listener(_metadata, &self->ev);
-	EXPECT_EQ(-variant->err, jit_prctl(self->ctx.uargs));
-	if (variant->size_written_back)
-		EXPECT_EQ(sizeof(struct perf_jit_code_args),
-			  (size_t)self->ctx.args->size);
-	expect_nothing_then_valid(_metadata, &self->ctx, &self->ev, false);
-}
-
-/* With no event listening the kernel takes a short cut; still validate. */
-TEST_F(bad_input, prctl_unobserved)
-{
-	EXPECT_EQ(-variant->err, jit_prctl(self->ctx.uargs));
-	if (variant->size_written_back)
-		EXPECT_EQ(sizeof(struct perf_jit_code_args),
-			  (size_t)self->ctx.args->size);
+	bad_check(_metadata, &self->ctx, &self->ev, false, variant->err,
+		  variant->victim, variant->size_written_back);
 }
 
 TEST_F(bad_input, ioctl)
 {
-	const struct perf_event_header *jit[VICTIM + 2];
-	struct perf_jit_code_entry e;
 	int err = variant->ioctl_err ? variant->ioctl_err : variant->err;
-	struct records recs = {};
-	unsigned int i;
 
 	if (variant->ioctl_valid)
 		err = 0;
 	open_listener(_metadata, &self->ev);
-	EXPECT_EQ(-err, jit_ioctl(self->ev.fd, self->ctx.uargs));
-	if (variant->size_written_back)
-		EXPECT_EQ(sizeof(struct perf_jit_code_args),
-			  (size_t)self->ctx.args->size);
-	if (err) {
-		expect_nothing_then_valid(_metadata, &self->ctx, &self->ev,
-					  true);
-		return;
-	}
+	bad_check(_metadata, &self->ctx, &self->ev, true, err,
+		  variant->victim, variant->size_written_back);
+}
 
-	/* Valid for the ioctl: the entries are delivered as given. */
-	ASSERT_EQ(0, ev_drain(&self->ev, &recs));
-	ASSERT_EQ(VICTIM + 1U, jit_select(&recs, ANY_PID, jit, VICTIM + 2));
-	for (i = 0; i <= VICTIM; i++) {
-		memcpy(&e, bad_entry(&self->ctx, i), sizeof(e));
-		expect_jit(_metadata, jit[i], &e, getpid(), getpid(),
-			   PERF_JIT_CODE_FLAGS_SYNTHESIZED);
+/*
+ * The prctl reads no entries when nothing would receive a record from the
+ * caller: no jit_code event in its task context (enabled or not, inherited
+ * ones included) and no CPU-wide jit_code event on its CPU. It then
+ * returns nr_entries for entries it would otherwise reject, and that is
+ * how the tests see which way it went.
+ *
+ * Only events in the caller's own context and CPU-wide events on its CPU
+ * count, so the test pins itself to one CPU, and other per-task events or
+ * CPU-wide events on other CPUs on the machine do not change the results.
+ * A CPU-wide jit_code event of someone else on that CPU would make the
+ * short-cut variants fail; in a kselftest VM there is none.
+ */
+enum listener {
+	L_NONE,			/* no event at all */
+	L_PLAIN,		/* an event on the caller without jit_code */
+	L_OTHER_TASK,		/* a jit_code event on another process */
+	L_CPU_WIDE_OTHER_CPU,	/* a CPU-wide one on the other CPU */
+	L_TASK,			/* a jit_code event on the caller */
+	L_TASK_DISABLED,	/* the same, opened disabled */
+	L_TASK_OTHER_CPU,	/* the same, counting on the other CPU only */
+	L_CPU_WIDE,		/* a CPU-wide one on the caller's CPU */
+	L_INHERITED,		/* the caller is a child with an inherited one */
+};
+
+/* Where the shortcut tests put their arguments */
+struct shortcut_mem {
+	char	*region;	/* arguments */
+	char	*guard;		/* the PROT_NONE page after it */
+	long	page;
+};
+
+FIXTURE(shortcut)
+{
+	struct ev ev;
+	struct shortcut_mem mem;
+	pid_t sleeper;
+	int release;
+	int cpus[2];
+};
+
+FIXTURE_VARIANT(shortcut)
+{
+	enum listener	listener;
+	bool		shortcut;	/* the entries are not read */
+	bool		delivered;	/* the records reach ev */
+};
+
+FIXTURE_VARIANT_ADD(shortcut, no_event)
+{
+	.listener = L_NONE,
+	.shortcut = true,
+};
+
+FIXTURE_VARIANT_ADD(shortcut, plain_event)
+{
+	.listener = L_PLAIN,
+	.shortcut = true,
+};
+
+FIXTURE_VARIANT_ADD(shortcut, other_task)
+{
+	.listener = L_OTHER_TASK,
+	.shortcut = true,
+};
+
+FIXTURE_VARIANT_ADD(shortcut, cpu_wide_other_cpu)
+{
+	.listener = L_CPU_WIDE_OTHER_CPU,
+	.shortcut = true,
+};
+
+FIXTURE_VARIANT_ADD(shortcut, task)
+{
+	.listener = L_TASK,
+	.delivered = true,
+};
+
+FIXTURE_VARIANT_ADD(shortcut, task_disabled)
+{
+	.listener = L_TASK_DISABLED,
+};
+
+FIXTURE_VARIANT_ADD(shortcut, task_other_cpu)
+{
+	.listener = L_TASK_OTHER_CPU,
+};
+
+FIXTURE_VARIANT_ADD(shortcut, cpu_wide)
+{
+	.listener = L_CPU_WIDE,
+	.delivered = true,
+};
+
+FIXTURE_VARIANT_ADD(shortcut, inherited)
+{
+	.listener = L_INHERITED,
+	.delivered = true,
+};
+
+FIXTURE_SETUP(shortcut)
+{
+	enum listener l = variant->listener;
+	struct perf_event_attr attr;
+	int nr, ret = 0;
+
+	self->ev.fd = -1;
+	self->release = -1;
+	self->sleeper = -1;
+	if (!jit_code_supported())
+		SKIP(return, "kernel lacks PR_PERF_JIT_CODE");
+	nr = allowed_cpus(self->cpus, 2);
+	ASSERT_GE(nr, 1);
+	if ((l == L_CPU_WIDE_OTHER_CPU || l == L_TASK_OTHER_CPU) && nr < 2)
+		SKIP(return, "needs two CPUs");
+	ASSERT_EQ(0, pin_to_cpu(self->cpus[0]));
+
+	self->mem.page = page_size();
+	self->mem.region = mmap(NULL, 2 * self->mem.page,
+				PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(self->mem.region != MAP_FAILED);
+	self->mem.guard = self->mem.region + self->mem.page;
+	ASSERT_EQ(0, mprotect(self->mem.guard, self->mem.page, PROT_NONE));
+
+	attr_init(&attr, true);
+	switch (l) {
+	case L_NONE:
+		break;
+	case L_PLAIN:
+		attr_init(&attr, false);
+		attr.comm = 1;
+		ret = ev_open(&self->ev, &attr, 0, -1, DATA_PAGES);
+		break;
+	case L_OTHER_TASK:
+		self->sleeper = spawn_sleeper(&self->release);
+		ASSERT_GT(self->sleeper, 0);
+		ret = ev_open(&self->ev, &attr, self->sleeper, -1, DATA_PAGES);
+		break;
+	case L_CPU_WIDE_OTHER_CPU:
+		ret = open_cpu_wide(&self->ev, self->cpus[1]);
+		break;
+	case L_TASK:
+		ret = ev_open(&self->ev, &attr, 0, -1, DATA_PAGES);
+		break;
+	case L_TASK_DISABLED:
+		attr.disabled = 1;
+		ret = ev_open(&self->ev, &attr, 0, -1, DATA_PAGES);
+		break;
+	case L_TASK_OTHER_CPU:
+		ret = ev_open(&self->ev, &attr, 0, self->cpus[1], DATA_PAGES);
+		break;
+	case L_CPU_WIDE:
+		ret = open_cpu_wide(&self->ev, self->cpus[0]);
+		break;
+	case L_INHERITED:
+		/* mmap() refuses an inherited event with cpu == -1 */
+		attr.inherit = 1;
+		ret = ev_open(&self->ev, &attr, 0, self->cpus[0], DATA_PAGES);
+		break;
 	}
+	if (perf_unavailable(ret))
+		SKIP(return, "perf_event_open: %s", strerror(-ret));
+	ASSERT_EQ(0, ret);
+}
+
+FIXTURE_TEARDOWN(shortcut)
+{
+	ev_close(&self->ev);
+	if (self->release >= 0)
+		close(self->release);
+	if (self->sleeper > 0)
+		wait_exit(self->sleeper);
+	if (self->mem.region && self->mem.region != MAP_FAILED)
+		munmap(self->mem.region, 2 * self->mem.page);
+}
+
+/*
+ * Run @calls in this process, or in a child (that inherited the event).
+ * Returns the pid of the process that made the calls.
+ */
+static pid_t shortcut_run(struct __test_metadata *_metadata,
+			  struct shortcut_mem *mem, bool in_child,
+			  bool shortcut,
+			  void (*calls)(struct __test_metadata *_metadata,
+					struct shortcut_mem *mem,
+					bool shortcut))
+{
+	pid_t child;
+
+	if (!in_child) {
+		calls(_metadata, mem, shortcut);
+		return getpid();
+	}
+	child = fork();
+	if (child == 0) {
+		calls(_metadata, mem, shortcut);
+		_exit(0);
+	}
+	EXPECT_LT(0, child);
+	EXPECT_EQ(0, wait_exit(child));
+	return child;
+}
+
+/* Entries the kernel rejects when it reads them. */
+static void shortcut_entry_calls(struct __test_metadata *_metadata,
+				 struct shortcut_mem *mem, bool shortcut)
+{
+	struct perf_jit_code_entry e[3];
+	struct perf_jit_code_args args;
+
+	args_init(&args, mem->guard, 3);
+	EXPECT_EQ(shortcut ? 3 : -EFAULT, jit_prctl(&args));
+	args.entries = KERNEL_ADDR;
+	EXPECT_EQ(shortcut ? 3 : -EFAULT, jit_prctl(&args));
+
+	entries_mixed(e, 1, "jit_shortcut_bad");
+	e[0].op = PERF_JIT_CODE_UNKNOWN;
+	args_init(&args, e, 3);
+	EXPECT_EQ(shortcut ? 3 : -EINVAL, jit_prctl(&args));
+
+	/* Read, the entries stop at the bad one; the first gets through. */
+	entries_mixed(e, 2, "jit_shortcut_first");
+	e[1].flags = 1;
+	EXPECT_EQ(shortcut ? 3 : 1, jit_prctl(&args));
+
+	entries_mixed(e, 3, "jit_shortcut_valid");
+	EXPECT_EQ(3, jit_prctl(&args));
+}
+
+/* The records of shortcut_entry_calls() from @pid: all or none */
+static void expect_shortcut_records(struct __test_metadata *_metadata,
+				    struct ev *ev, pid_t pid, bool delivered)
+{
+	const struct perf_event_header *jit[5];
+	struct perf_jit_code_entry e[3];
+	struct records recs = {};
+	unsigned int i, n;
+
+	if (!ev->map)
+		return;
+	ASSERT_EQ(0, ev_drain(ev, &recs));
+	n = jit_select(&recs, pid, jit, 5);
+	if (!delivered) {
+		EXPECT_EQ(0U, n);
+		goto out;
+	}
+	ASSERT_EQ(4U, n);
+	entries_mixed(e, 2, "jit_shortcut_first");
+	expect_jit(_metadata, jit[0], &e[0], pid, pid, 0);
+	entries_mixed(e, 3, "jit_shortcut_valid");
+	for (i = 0; i < 3; i++)
+		expect_jit(_metadata, jit[i + 1], &e[i], pid, pid, 0);
+out:
+	records_free(&recs);
+}
+
+TEST_F(shortcut, entries_unread)
+{
+	struct perf_jit_code_entry e[3];
+	struct perf_jit_code_args args;
+	struct records recs = {};
+	pid_t pid;
+
+	pid = shortcut_run(_metadata, &self->mem,
+			   variant->listener == L_INHERITED, variant->shortcut,
+			   shortcut_entry_calls);
+	expect_shortcut_records(_metadata, &self->ev, pid, variant->delivered);
+
+	/*
+	 * A disabled event or one on the other CPU makes the kernel read the
+	 * entries, but receives nothing until it is enabled or the caller
+	 * runs there.
+	 */
+	if (variant->listener != L_TASK_DISABLED &&
+	    variant->listener != L_TASK_OTHER_CPU)
+		return;
+	if (variant->listener == L_TASK_DISABLED)
+		ASSERT_EQ(0, ioctl(self->ev.fd, PERF_EVENT_IOC_ENABLE, 0));
+	if (variant->listener == L_TASK_OTHER_CPU)
+		ASSERT_EQ(0, pin_to_cpu(self->cpus[1]));
+	entries_mixed(e, 4, "jit_shortcut_live");
+	args_init(&args, e, 3);
+	ASSERT_EQ(3, jit_prctl(&args));
+	ASSERT_EQ(0, ev_drain(&self->ev, &recs));
+	EXPECT_EQ(3U, records_count(&recs, PERF_RECORD_JIT_CODE));
+	records_free(&recs);
+}
+
+/* Arguments are checked whether or not the entries are read. */
+static void shortcut_args_calls(struct __test_metadata *_metadata,
+				struct shortcut_mem *mem, bool shortcut)
+{
+	struct perf_jit_code_args *args = (void *)mem->region;
+	struct perf_jit_code_entry e[3];
+	unsigned int i;
+	int err;
+
+	entries_mixed(e, 5, "jit_shortcut_args");
+	for (i = 0; i < 10; i++) {
+		args_init(args, e, 3);
+		switch (i) {
+		case 0:
+			args->size = 0;
+			err = E2BIG;
+			break;
+		case 1:
+			args->size = PERF_JIT_CODE_ARGS_SIZE_VER0 - 1;
+			err = E2BIG;
+			break;
+		case 2:
+			args->size = mem->page + 1;
+			err = E2BIG;
+			break;
+		case 3:
+			args->flags = 1;
+			err = EINVAL;
+			break;
+		case 4:
+			args->__reserved = 1;
+			err = EINVAL;
+			break;
+		case 5:
+			args->pid = getpid();
+			err = EINVAL;
+			break;
+		case 6:
+			args->nr_entries = 0;
+			err = EINVAL;
+			break;
+		case 7:
+			args->nr_entries = PERF_JIT_CODE_MAX_ENTRIES + 1;
+			err = E2BIG;
+			break;
+		case 8:
+			args->entry_size = PERF_JIT_CODE_ENTRY_SIZE_VER0 - 1;
+			err = E2BIG;
+			break;
+		default:
+			args->entry_size = mem->page + 8;
+			err = E2BIG;
+			break;
+		}
+		EXPECT_EQ(-err, jit_prctl(args)) TH_LOG("case %u", i);
+	}
+	EXPECT_EQ(-EFAULT, jit_prctl(mem->guard));
+	args_init(args, e, 3);
+	EXPECT_EQ(-1, prctl(PR_PERF_JIT_CODE, (unsigned long)args, 0UL, 1UL,
+			    0UL));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(shortcut, args_checked)
+{
+	struct records recs = {};
+	pid_t pid;
+
+	pid = shortcut_run(_metadata, &self->mem,
+			   variant->listener == L_INHERITED, variant->shortcut,
+			   shortcut_args_calls);
+	if (!self->ev.map)
+		return;
+	ASSERT_EQ(0, ev_drain(&self->ev, &recs));
+	EXPECT_EQ(0U, jit_select(&recs, pid, NULL, 0));
 	records_free(&recs);
 }
 
 /*
  * The ioctl writes into the one event it is called on, whatever that event
- * monitors and wherever its buffer lives, never into other events.
+ * monitors and wherever its buffer lives, never into other events. Every
+ * record names the process it describes, in its sample_id too, not the
+ * task that happens to run the write.
  */
 enum ioctl_on {
 	ON_SELF,	/* pid 0 */
@@ -2151,6 +3073,18 @@ FIXTURE_VARIANT_ADD(ioctl_target, other_task)
 {
 	.target = ON_OTHER_TASK,
 	.cpu = ANY_CPU,
+};
+
+FIXTURE_VARIANT_ADD(ioctl_target, other_task_this_cpu)
+{
+	.target = ON_OTHER_TASK,
+	.cpu = THIS_CPU,
+};
+
+FIXTURE_VARIANT_ADD(ioctl_target, other_task_other_cpu)
+{
+	.target = ON_OTHER_TASK,
+	.cpu = OTHER_CPU,
 };
 
 FIXTURE_SETUP(ioctl_target)
@@ -2211,6 +3145,7 @@ TEST_F(ioctl_target, delivers_here_only)
 	struct perf_jit_code_args args;
 	struct records recs = {};
 	pid_t pid = getpid();
+	const struct sample_id *sid;
 	__u64 t0, t1, t2;
 	unsigned int i;
 
@@ -2219,20 +3154,24 @@ TEST_F(ioctl_target, delivers_here_only)
 
 	t0 = clock_ns(CLOCK_MONOTONIC);
 	args_init(&args, e, 3);
-	ASSERT_EQ(0, jit_ioctl(self->ev.fd, &args));
+	ASSERT_EQ(3, jit_ioctl(self->ev.fd, &args));
 	t1 = clock_ns(CLOCK_MONOTONIC);
 	args_init(&args, &s, 1);
 	args.pid = self->sleeper;
-	ASSERT_EQ(0, jit_ioctl(self->ev.fd, &args));
+	ASSERT_EQ(1, jit_ioctl(self->ev.fd, &args));
 	t2 = clock_ns(CLOCK_MONOTONIC);
 
 	ASSERT_EQ(0, ev_drain(&self->ev, &recs));
+	/* A CPU-wide event also takes the records of others on its CPU. */
+	if (variant->target != ON_CPU)
+		EXPECT_EQ(4U, recs.nr);
 	ASSERT_EQ(3U, jit_select(&recs, pid, jit, 4));
 	for (i = 0; i < 3; i++) {
-		const struct sample_id *sid = rec_sample_id(jit[i]);
-
+		sid = rec_sample_id(jit[i]);
 		expect_jit(_metadata, jit[i], &e[i], pid, pid,
 			   PERF_JIT_CODE_FLAGS_SYNTHESIZED);
+		EXPECT_EQ((__u32)pid, sid->pid);
+		EXPECT_EQ((__u32)pid, sid->tid);
 		EXPECT_EQ(self->ev.id, sid->id);
 		EXPECT_LE(t0, sid->time);
 		EXPECT_GE(t1, sid->time);
@@ -2242,16 +3181,193 @@ TEST_F(ioctl_target, delivers_here_only)
 	}
 
 	ASSERT_EQ(1U, jit_select(&recs, self->sleeper, jit, 4));
+	sid = rec_sample_id(jit[0]);
 	expect_jit(_metadata, jit[0], &s, self->sleeper, self->sleeper,
 		   PERF_JIT_CODE_FLAGS_SYNTHESIZED);
-	EXPECT_LE(t1, rec_sample_id(jit[0])->time);
-	EXPECT_GE(t2, rec_sample_id(jit[0])->time);
+	EXPECT_EQ((__u32)self->sleeper, sid->pid);
+	EXPECT_EQ((__u32)self->sleeper, sid->tid);
+	EXPECT_EQ(self->ev.id, sid->id);
+	EXPECT_LE(t1, sid->time);
+	EXPECT_GE(t2, sid->time);
 	if (self->cpu >= 0)
-		EXPECT_EQ((__u32)self->cpu, rec_sample_id(jit[0])->cpu);
+		EXPECT_EQ((__u32)self->cpu, sid->cpu);
 	records_free(&recs);
 
 	ASSERT_EQ(0, ev_drain(&self->bystander, &recs));
 	EXPECT_EQ(0U, records_count(&recs, PERF_RECORD_JIT_CODE));
+	records_free(&recs);
+}
+
+/*
+ * A LOST record that the ioctl's write emits (losses pending in the
+ * buffer) carries the sample_id of the record it precedes, that is of the
+ * process the ioctl describes: not the writer's, nor that of the task the
+ * event monitors. A child fills its own event's one-page buffer with the
+ * prctl to make the losses; the ioctl then describes a third process.
+ */
+FIXTURE(lost_sample_id)
+{
+	struct ev ev;
+	pid_t emitter, described;
+	int go, done, release;
+	int cpu;
+};
+
+FIXTURE_VARIANT(lost_sample_id)
+{
+	enum ev_cpu	cpu;
+};
+
+FIXTURE_VARIANT_ADD(lost_sample_id, any_cpu)
+{
+	.cpu = ANY_CPU,
+};
+
+FIXTURE_VARIANT_ADD(lost_sample_id, this_cpu)
+{
+	.cpu = THIS_CPU,
+};
+
+FIXTURE_VARIANT_ADD(lost_sample_id, other_cpu)
+{
+	.cpu = OTHER_CPU,
+};
+
+#define LOST_EMITTED	256
+
+/* Emit LOST_EMITTED entries when told to, say how it went, then wait. */
+static void lost_emitter(int cpu, int go, int done)
+{
+	struct perf_jit_code_entry e[LOST_EMITTED];
+	struct perf_jit_code_args args;
+	unsigned int i;
+	char c = 'n';
+
+	if (cpu >= 0 && pin_to_cpu(cpu))
+		_exit(1);
+	if (read(go, &c, 1) != 1)
+		_exit(1);
+	for (i = 0; i < LOST_EMITTED; i++)
+		entry_unload(&e[i], CODE_BASE + i * 0x100ULL, 0x100, i);
+	args_init(&args, e, LOST_EMITTED);
+	c = jit_call_all(-1, &args) == LOST_EMITTED ? 'y' : 'n';
+	if (write(done, &c, 1) != 1)
+		_exit(1);
+	while (read(go, &c, 1) > 0)
+		;
+	_exit(0);
+}
+
+FIXTURE_SETUP(lost_sample_id)
+{
+	struct perf_event_attr attr;
+	int cpus[2], go[2], done[2], nr, ret;
+
+	self->ev.fd = -1;
+	self->emitter = -1;
+	self->described = -1;
+	self->go = -1;
+	self->done = -1;
+	self->release = -1;
+	if (!jit_code_supported())
+		SKIP(return, "kernel lacks PR_PERF_JIT_CODE");
+	nr = allowed_cpus(cpus, 2);
+	ASSERT_GE(nr, 1);
+	if (variant->cpu == OTHER_CPU && nr < 2)
+		SKIP(return, "needs two CPUs");
+	ASSERT_EQ(0, pin_to_cpu(cpus[0]));
+	self->cpu = variant->cpu == ANY_CPU ? -1 :
+		    cpus[variant->cpu == OTHER_CPU];
+
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(done));
+	self->emitter = fork();
+	ASSERT_GE(self->emitter, 0);
+	if (self->emitter == 0) {
+		close(go[1]);
+		close(done[0]);
+		lost_emitter(self->cpu, go[0], done[1]);
+	}
+	close(go[0]);
+	close(done[1]);
+	self->go = go[1];
+	self->done = done[0];
+
+	self->described = spawn_sleeper(&self->release);
+	ASSERT_GT(self->described, 0);
+
+	attr_init(&attr, true);
+	ret = ev_open(&self->ev, &attr, self->emitter, self->cpu, 1);
+	if (perf_unavailable(ret))
+		SKIP(return, "perf_event_open: %s", strerror(-ret));
+	ASSERT_EQ(0, ret);
+}
+
+FIXTURE_TEARDOWN(lost_sample_id)
+{
+	ev_close(&self->ev);
+	if (self->go >= 0)
+		close(self->go);
+	if (self->done >= 0)
+		close(self->done);
+	if (self->release >= 0)
+		close(self->release);
+	if (self->emitter > 0)
+		wait_exit(self->emitter);
+	if (self->described > 0)
+		wait_exit(self->described);
+}
+
+TEST_F(lost_sample_id, described)
+{
+	const struct lost_record *lost;
+	const struct sample_id *sid;
+	struct perf_jit_code_entry e;
+	struct perf_jit_code_args args;
+	struct records recs = {};
+	pid_t described = self->described;
+	unsigned int n;
+	char c;
+
+	ASSERT_EQ(1, write(self->go, "g", 1));
+	ASSERT_EQ(1, read(self->done, &c, 1));
+	ASSERT_EQ('y', c);
+
+	/* The losses are pending: no LOST record yet. */
+	ASSERT_EQ(0, ev_drain(&self->ev, &recs));
+	n = jit_select(&recs, self->emitter, NULL, 0);
+	EXPECT_EQ(n, recs.nr);
+	ASSERT_LT(0U, n);
+	ASSERT_GT(LOST_EMITTED, n);
+	records_free(&recs);
+
+	entry_load(&e, CODE_BASE, 0x100, 1, "jit_after_losses");
+	args_init(&args, &e, 1);
+	args.pid = described;
+	ASSERT_EQ(1, jit_ioctl(self->ev.fd, &args));
+
+	ASSERT_EQ(0, ev_drain(&self->ev, &recs));
+	ASSERT_EQ(2U, recs.nr);
+	lost = (const void *)recs.rec[0];
+	ASSERT_EQ((__u32)PERF_RECORD_LOST, lost->header.type);
+	ASSERT_EQ(LOST_RECORD_SIZE, lost->header.size);
+	EXPECT_EQ(self->ev.id, lost->id);
+	EXPECT_EQ((__u64)(LOST_EMITTED - n), lost->lost);
+
+	expect_jit(_metadata, recs.rec[1], &e, described, described,
+		   PERF_JIT_CODE_FLAGS_SYNTHESIZED);
+	sid = rec_sample_id(recs.rec[1]);
+	EXPECT_EQ((__u32)described, sid->pid);
+	EXPECT_EQ((__u32)described, sid->tid);
+	EXPECT_EQ(self->ev.id, sid->id);
+	if (self->cpu >= 0)
+		EXPECT_EQ((__u32)self->cpu, sid->cpu);
+
+	/* The LOST record's sample_id is the JIT record's, all of it. */
+	sid = rec_sample_id(&lost->header);
+	EXPECT_EQ((__u32)described, sid->pid);
+	EXPECT_EQ((__u32)described, sid->tid);
+	EXPECT_EQ(0, memcmp(sid, rec_sample_id(recs.rec[1]), sizeof(*sid)));
 	records_free(&recs);
 }
 
@@ -2292,9 +3408,9 @@ TEST_F(jit_code, ioctl_permission)
 		args.pid = INT_MAX;
 		EXPECT_EQ(-ESRCH, jit_ioctl(ev.fd, &args));
 		args.pid = getpid();
-		EXPECT_EQ(0, jit_ioctl(ev.fd, &args));
+		EXPECT_EQ(1, jit_ioctl(ev.fd, &args));
 		args.pid = 0;
-		EXPECT_EQ(0, jit_ioctl(ev.fd, &args));
+		EXPECT_EQ(1, jit_ioctl(ev.fd, &args));
 		_exit(_metadata->exit_code);
 	}
 	ret = wait_exit(child);
@@ -2313,67 +3429,737 @@ TEST_F(jit_code, ioctl_permission)
 	ev_close(&ev);
 }
 
+static void *wait_barrier(void *p)
+{
+	struct thread_arg *arg = p;
+
+	arg->tid = sys_gettid();
+	pthread_barrier_wait(&arg->barrier);	/* tid published */
+	pthread_barrier_wait(&arg->barrier);	/* done with it */
+	return NULL;
+}
+
+/* args.pid names a process: a thread that does not lead one is ESRCH. */
+TEST_F(jit_code, ioctl_pid_thread)
+{
+	const struct perf_event_header *jit[2];
+	struct perf_jit_code_entry e;
+	struct perf_jit_code_args args;
+	struct perf_event_attr attr;
+	struct thread_arg arg = {};
+	struct records recs = {};
+	pid_t pid = getpid();
+	pthread_t thread;
+	struct ev ev;
+	int ret;
+
+	attr_init(&attr, true);
+	ret = ev_open(&ev, &attr, 0, -1, DATA_PAGES);
+	if (perf_unavailable(ret))
+		SKIP(return, "perf_event_open: %s", strerror(-ret));
+	ASSERT_EQ(0, ret);
+
+	ASSERT_EQ(0, pthread_barrier_init(&arg.barrier, NULL, 2));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, wait_barrier, &arg));
+	pthread_barrier_wait(&arg.barrier);
+
+	entry_load(&e, CODE_BASE, 0x100, 1, "jit_thread_pid");
+	args_init(&args, &e, 1);
+	args.pid = arg.tid;
+	ret = jit_ioctl(ev.fd, &args);
+	args.pid = pid;
+	EXPECT_EQ(1, jit_ioctl(ev.fd, &args));
+	pthread_barrier_wait(&arg.barrier);
+	ASSERT_EQ(0, pthread_join(thread, NULL));
+	ASSERT_NE(pid, arg.tid);
+	EXPECT_EQ(-ESRCH, ret);
+
+	ASSERT_EQ(0, ev_drain(&ev, &recs));
+	ASSERT_EQ(1U, jit_select(&recs, ANY_PID, jit, 2));
+	expect_jit(_metadata, jit[0], &e, pid, pid,
+		   PERF_JIT_CODE_FLAGS_SYNTHESIZED);
+	records_free(&recs);
+	pthread_barrier_destroy(&arg.barrier);
+	ev_close(&ev);
+}
+
+/* An event without a ring buffer: ENOBUFS, not a silent success. */
+TEST_F(jit_code, ioctl_no_buffer)
+{
+	struct perf_jit_code_entry e;
+	struct perf_jit_code_args args;
+	struct perf_event_attr attr;
+	struct ev ev;
+	int ret;
+
+	attr_init(&attr, true);
+	ret = ev_open(&ev, &attr, 0, -1, 0);
+	if (perf_unavailable(ret))
+		SKIP(return, "perf_event_open: %s", strerror(-ret));
+	ASSERT_EQ(0, ret);
+
+	entry_load(&e, CODE_BASE, 0x100, 1, "jit_nowhere");
+	args_init(&args, &e, 1);
+	EXPECT_EQ(JIT_OPS_MASK, ioctl(ev.fd, PERF_EVENT_IOC_JIT_CODE, NULL));
+	EXPECT_EQ(-ENOBUFS, jit_ioctl(ev.fd, &args));
+	ev_close(&ev);
+
+	/* Once unmapped, the event has no buffer either. */
+	ASSERT_EQ(0, ev_open(&ev, &attr, 0, -1, DATA_PAGES));
+	EXPECT_EQ(1, jit_ioctl(ev.fd, &args));
+	ASSERT_EQ(0, munmap(ev.map, ev.map_len));
+	ev.map = NULL;
+	EXPECT_EQ(-ENOBUFS, jit_ioctl(ev.fd, &args));
+	ev_close(&ev);
+}
+
+/* The task of a per-task event exited: ESRCH, whatever the event's CPU. */
+TEST_F(jit_code, ioctl_exited_task)
+{
+	struct perf_jit_code_entry e;
+	struct perf_jit_code_args args;
+	struct perf_event_attr attr;
+	struct records recs = {};
+	struct ev any, bound;
+	pid_t sleeper;
+	int release, ret;
+
+	sleeper = spawn_sleeper(&release);
+	ASSERT_GT(sleeper, 0);
+	attr_init(&attr, true);
+	ret = ev_open(&any, &attr, sleeper, -1, DATA_PAGES);
+	if (perf_unavailable(ret)) {
+		close(release);
+		wait_exit(sleeper);
+		SKIP(return, "perf_event_open: %s", strerror(-ret));
+	}
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, ev_open(&bound, &attr, sleeper, self->cpus[0],
+			     DATA_PAGES));
+
+	/* The caller describes itself, which exists throughout. */
+	entry_load(&e, CODE_BASE, 0x100, 1, "jit_before_exit");
+	args_init(&args, &e, 1);
+	EXPECT_EQ(1, jit_ioctl(any.fd, &args));
+	EXPECT_EQ(1, jit_ioctl(bound.fd, &args));
+
+	close(release);
+	ASSERT_EQ(0, wait_exit(sleeper));
+	EXPECT_EQ(-ESRCH, jit_ioctl(any.fd, &args));
+	EXPECT_EQ(-ESRCH, jit_ioctl(bound.fd, &args));
+
+	ASSERT_EQ(0, ev_drain(&any, &recs));
+	EXPECT_EQ(1U, records_count(&recs, PERF_RECORD_JIT_CODE));
+	records_free(&recs);
+	ASSERT_EQ(0, ev_drain(&bound, &recs));
+	EXPECT_EQ(1U, records_count(&recs, PERF_RECORD_JIT_CODE));
+	records_free(&recs);
+	ev_close(&bound);
+	ev_close(&any);
+}
+
 /*
- * A full buffer loses records the usual way: a later PERF_RECORD_LOST
- * accounts for every record that did not fit.
+ * An event opened disabled gets no records from the prctl, but does get
+ * those of the ioctl (a profiler replays before it enables).
  */
-FIXTURE(ring_full)
+TEST_F(jit_code, disabled_event)
+{
+	const struct perf_event_header *jit[4];
+	struct perf_jit_code_entry e[3];
+	struct perf_jit_code_args args;
+	struct perf_event_attr attr;
+	struct records recs = {};
+	pid_t pid = getpid();
+	unsigned int i;
+	struct ev ev;
+	int ret;
+
+	attr_init(&attr, true);
+	attr.disabled = 1;
+	ret = ev_open(&ev, &attr, 0, -1, DATA_PAGES);
+	if (perf_unavailable(ret))
+		SKIP(return, "perf_event_open: %s", strerror(-ret));
+	ASSERT_EQ(0, ret);
+
+	entries_mixed(e, 1, "jit_while_disabled");
+	args_init(&args, e, 3);
+	ASSERT_EQ(3, jit_prctl(&args));
+	ASSERT_EQ(0, ev_drain(&ev, &recs));
+	EXPECT_EQ(0U, recs.nr);
+	records_free(&recs);
+
+	ASSERT_EQ(3, jit_ioctl(ev.fd, &args));
+	ASSERT_EQ(0, ev_drain(&ev, &recs));
+	ASSERT_EQ(3U, jit_select(&recs, ANY_PID, jit, 4));
+	for (i = 0; i < 3; i++)
+		expect_jit(_metadata, jit[i], &e[i], pid, pid,
+			   PERF_JIT_CODE_FLAGS_SYNTHESIZED);
+	records_free(&recs);
+
+	ASSERT_EQ(0, ioctl(ev.fd, PERF_EVENT_IOC_ENABLE, 0));
+	ASSERT_EQ(3, jit_prctl(&args));
+	ASSERT_EQ(0, ev_drain(&ev, &recs));
+	ASSERT_EQ(3U, jit_select(&recs, ANY_PID, jit, 4));
+	for (i = 0; i < 3; i++)
+		expect_jit(_metadata, jit[i], &e[i], pid, pid, 0);
+	records_free(&recs);
+	ev_close(&ev);
+}
+
+/*
+ * Two events, one buffer (PERF_EVENT_IOC_SET_OUTPUT): the ioctl on either
+ * writes there with the id of the event it was called on, and the prctl
+ * gives each event its own record.
+ */
+TEST_F(jit_code, set_output)
+{
+	const struct perf_event_header *jit[3];
+	struct perf_jit_code_entry e[3];
+	struct perf_jit_code_args args;
+	struct perf_event_attr attr;
+	struct records recs = {};
+	pid_t pid = getpid();
+	__u64 id0, id1;
+	struct ev a, b;
+	int ret;
+
+	attr_init(&attr, true);
+	ret = ev_open(&a, &attr, 0, -1, DATA_PAGES);
+	if (perf_unavailable(ret))
+		SKIP(return, "perf_event_open: %s", strerror(-ret));
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, ev_open(&b, &attr, 0, -1, 0));
+	ASSERT_EQ(0, ioctl(b.fd, PERF_EVENT_IOC_SET_OUTPUT, a.fd));
+	ASSERT_NE(a.id, b.id);
+
+	entry_load(&e[0], CODE_BASE, 0x100, 1, "jit_via_redirected");
+	entry_load(&e[1], CODE_BASE + 0x100, 0x100, 2, "jit_via_owner");
+	entry_unload(&e[2], CODE_BASE, 0x100, 1);
+	args_init(&args, &e[0], 1);
+	ASSERT_EQ(1, jit_ioctl(b.fd, &args));
+	args_init(&args, &e[1], 1);
+	ASSERT_EQ(1, jit_ioctl(a.fd, &args));
+
+	ASSERT_EQ(0, ev_drain(&a, &recs));
+	ASSERT_EQ(2U, jit_select(&recs, ANY_PID, jit, 3));
+	expect_jit(_metadata, jit[0], &e[0], pid, pid,
+		   PERF_JIT_CODE_FLAGS_SYNTHESIZED);
+	EXPECT_EQ(b.id, rec_sample_id(jit[0])->id);
+	expect_jit(_metadata, jit[1], &e[1], pid, pid,
+		   PERF_JIT_CODE_FLAGS_SYNTHESIZED);
+	EXPECT_EQ(a.id, rec_sample_id(jit[1])->id);
+	records_free(&recs);
+
+	args_init(&args, &e[2], 1);
+	ASSERT_EQ(1, jit_prctl(&args));
+	ASSERT_EQ(0, ev_drain(&a, &recs));
+	ASSERT_EQ(2U, jit_select(&recs, ANY_PID, jit, 3));
+	expect_jit(_metadata, jit[0], &e[2], pid, pid, 0);
+	expect_jit(_metadata, jit[1], &e[2], pid, pid, 0);
+	id0 = rec_sample_id(jit[0])->id;
+	id1 = rec_sample_id(jit[1])->id;
+	EXPECT_TRUE((id0 == a.id && id1 == b.id) || (id0 == b.id && id1 == a.id))
+		TH_LOG("ids %llu and %llu, events %llu and %llu",
+		       (unsigned long long)id0, (unsigned long long)id1,
+		       (unsigned long long)a.id, (unsigned long long)b.id);
+	records_free(&recs);
+	ev_close(&b);
+	ev_close(&a);
+}
+
+/* Bytes of sample_id for @sample_type, as the kernel's id_header_size */
+static size_t id_sample_size(__u64 sample_type)
+{
+	static const __u64 bits[] = {
+		PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ID,
+		PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU, PERF_SAMPLE_IDENTIFIER,
+	};
+	size_t i, size = 0;
+
+	for (i = 0; i < ARRAY_SIZE(bits); i++)
+		if (sample_type & bits[i])
+			size += 8;
+	return size;
+}
+
+/* The sample_id at the end of @hdr, field by field, for @sample_type. */
+static void expect_id_sample(struct __test_metadata *_metadata,
+			     const struct perf_event_header *hdr,
+			     __u64 sample_type, __u64 id, pid_t pid, int cpu,
+			     __u64 t0, __u64 t1)
+{
+	const __u64 *p = (const void *)((const char *)hdr + hdr->size -
+					id_sample_size(sample_type));
+	const __u32 *half;
+
+	if (sample_type & PERF_SAMPLE_TID) {
+		half = (const void *)p++;
+		EXPECT_EQ((__u32)pid, half[0]);
+		EXPECT_EQ((__u32)pid, half[1]);
+	}
+	if (sample_type & PERF_SAMPLE_TIME) {
+		EXPECT_LE(t0, *p);
+		EXPECT_GE(t1, *p);
+		p++;
+	}
+	if (sample_type & PERF_SAMPLE_ID)
+		EXPECT_EQ(id, *p++);
+	if (sample_type & PERF_SAMPLE_STREAM_ID)
+		p++;
+	if (sample_type & PERF_SAMPLE_CPU) {
+		half = (const void *)p++;
+		EXPECT_EQ((__u32)cpu, half[0]);
+		EXPECT_EQ(0U, half[1]);
+	}
+	if (sample_type & PERF_SAMPLE_IDENTIFIER)
+		EXPECT_EQ(id, *p++);
+}
+
+/*
+ * Listeners with different record layouts (sample_type, sample_id_all)
+ * receive the same call each in its own: header.size and sample_id right
+ * for every one of them, whatever the others are.
+ */
+TEST_F(jit_code, mixed_layouts)
+{
+	static const struct {
+		__u64	sample_type;
+		bool	sample_id_all;
+	} layouts[] = {
+		{ SAMPLE_TYPE | PERF_SAMPLE_IDENTIFIER, true },
+		{ PERF_SAMPLE_TIME, true },
+		{ SAMPLE_TYPE, false },
+		{ SAMPLE_TYPE | PERF_SAMPLE_IDENTIFIER, true },
+	};
+	const struct perf_event_header *jit[5];
+	struct perf_jit_code_entry e[4];
+	struct perf_jit_code_args args;
+	struct perf_event_attr attr;
+	struct records recs = {};
+	int cpu = self->cpus[0];
+	pid_t pid = getpid();
+	struct ev ev[4];
+	__u64 t0, t1, t2, t3;
+	unsigned int i, j;
+	size_t id_size;
+	int ret;
+
+	ASSERT_EQ(0, pin_to_cpu(cpu));
+	for (i = 0; i < ARRAY_SIZE(layouts); i++) {
+		attr_init(&attr, true);
+		attr.sample_type = layouts[i].sample_type;
+		attr.sample_id_all = layouts[i].sample_id_all;
+		attr.use_clockid = 1;
+		attr.clockid = CLOCK_MONOTONIC;
+		ret = ev_open(&ev[i], &attr, 0, -1, DATA_PAGES);
+		if (!i && perf_unavailable(ret))
+			SKIP(return, "perf_event_open: %s", strerror(-ret));
+		ASSERT_EQ(0, ret);
+	}
+
+	entry_load(&e[0], CODE_BASE, 0x100, 1, "jit_layouts");
+	entry_move(&e[1], CODE_BASE, 0x100, MOVE_BASE, 1);
+	entry_unload(&e[2], MOVE_BASE, 0x100, 1);
+	entry_flush(&e[3], CODE_BASE, 0x1000, 2);
+	args_init(&args, e, 4);
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	ASSERT_EQ(4, jit_prctl(&args));
+	t1 = clock_ns(CLOCK_MONOTONIC);
+	for (i = 0; i < ARRAY_SIZE(layouts); i++) {
+		args_init(&args, &e[0], 1);
+		ASSERT_EQ(1, jit_ioctl(ev[i].fd, &args));
+	}
+	t2 = clock_ns(CLOCK_MONOTONIC);
+
+	for (i = 0; i < ARRAY_SIZE(layouts); i++) {
+		id_size = layouts[i].sample_id_all ?
+			  id_sample_size(layouts[i].sample_type) : 0;
+		ASSERT_EQ(0, ev_drain(&ev[i], &recs));
+		ASSERT_EQ(5U, recs.nr) TH_LOG("listener %u", i);
+		for (j = 0; j < 5; j++) {
+			const struct perf_jit_code_entry *want = &e[j % 4];
+			__u32 flags = j < 4 ? 0 : PERF_JIT_CODE_FLAGS_SYNTHESIZED;
+			size_t size = sizeof(struct jit_record) + id_size;
+
+			jit[j] = recs.rec[j];
+			if (want->op == PERF_JIT_CODE_LOAD)
+				size += ALIGN8(strlen("jit_layouts") + 1);
+			EXPECT_EQ(size, jit[j]->size)
+				TH_LOG("listener %u, record %u", i, j);
+			expect_jit_layout(_metadata, jit[j], want, pid, pid,
+					  flags, id_size);
+			if (!layouts[i].sample_id_all)
+				continue;
+			t3 = j < 4 ? t0 : t1;
+			expect_id_sample(_metadata, jit[j],
+					 layouts[i].sample_type, ev[i].id, pid,
+					 cpu, t3, j < 4 ? t1 : t2);
+		}
+		records_free(&recs);
+	}
+	for (i = 0; i < ARRAY_SIZE(layouts); i++)
+		ev_close(&ev[i]);
+}
+
+/*
+ * Overwrite buffers (mapped read-only), written forward or backward, never
+ * lack room: there the ioctl stops after about one buffer's worth of
+ * records per call, returns that short count and never EAGAIN. What it
+ * wrote parses, newest records last (forward) or first (backward).
+ */
+FIXTURE(overwrite)
 {
 	struct ev ev;
+	struct perf_jit_code_entry *e;
 };
 
-FIXTURE_VARIANT(ring_full)
+FIXTURE_VARIANT(overwrite)
 {
-	bool ioctl;
+	bool backward;
 };
 
-FIXTURE_VARIANT_ADD(ring_full, prctl)
+FIXTURE_VARIANT_ADD(overwrite, forward)
 {
-	.ioctl = false,
+	.backward = false,
 };
 
-FIXTURE_VARIANT_ADD(ring_full, ioctl)
+FIXTURE_VARIANT_ADD(overwrite, backward)
 {
-	.ioctl = true,
+	.backward = true,
 };
 
-FIXTURE_SETUP(ring_full)
+FIXTURE_SETUP(overwrite)
 {
 	struct perf_event_attr attr;
+	unsigned int i;
 	int ret;
 
 	self->ev.fd = -1;
 	if (!jit_code_supported())
 		SKIP(return, "kernel lacks PR_PERF_JIT_CODE");
+	self->e = calloc(PERF_JIT_CODE_MAX_ENTRIES, sizeof(*self->e));
+	ASSERT_TRUE(!!self->e);
+	for (i = 0; i < PERF_JIT_CODE_MAX_ENTRIES; i++)
+		entry_unload(&self->e[i], CODE_BASE + i * 0x100ULL, 0x100, i);
+
 	attr_init(&attr, true);
-	ret = ev_open(&self->ev, &attr, 0, -1, 1);
+	attr.write_backward = variant->backward;
+	ret = ev_open_prot(&self->ev, &attr, 0, -1, 1, PROT_READ);
 	if (perf_unavailable(ret))
 		SKIP(return, "perf_event_open: %s", strerror(-ret));
 	ASSERT_EQ(0, ret);
 }
 
-FIXTURE_TEARDOWN(ring_full)
+FIXTURE_TEARDOWN(overwrite)
 {
 	ev_close(&self->ev);
+	free(self->e);
 }
 
-static int ring_full_emit(struct ev *ev, bool ioctl,
-			  const struct perf_jit_code_entry *e, __u32 nr)
+TEST_F(overwrite, one_buffer_per_call)
 {
+	const __u32 nr = PERF_JIT_CODE_MAX_ENTRIES;
+	const __u64 size = JIT_RECORD_MIN;	/* every record's */
+	__u64 data_size = self->ev.data_size;
 	struct perf_jit_code_args args;
+	__u64 rec[JIT_RECORD_MIN / 8];
+	__u32 off = 0, call, k, seen = 0;
+	const char *why;
+	__u64 head, pos;
+	int ret;
 
-	args_init(&args, e, nr);
-	return ioctl ? jit_ioctl(ev->fd, &args) : jit_prctl(&args);
+	for (call = 0; call < 4; call++) {
+		args_init(&args, &self->e[off], nr - off);
+		ret = jit_ioctl(self->ev.fd, &args);
+		ASSERT_LE(1, ret) TH_LOG("call %u", call);
+		EXPECT_GT(nr - off, (__u32)ret);
+		/* About one buffer's worth, not up to the per-call cap */
+		EXPECT_GE(2 * data_size + 8 * size, ret * size);
+		off += ret;
+	}
+
+	/* Nothing but these records: head is where they end. */
+	head = ev_head(&self->ev);
+	if (!variant->backward) {
+		EXPECT_EQ(off * size, head);
+		/* The oldest whole record still in the buffer, to the newest */
+		k = head > data_size ? (head - data_size + size - 1) / size : 0;
+		for (; (k + 1) * size <= head; k++, seen++) {
+			rb_copy(&self->ev, k * size, rec, size);
+			why = jit_problem((void *)rec, &self->e[k], getpid(),
+					  getpid(), PERF_JIT_CODE_FLAGS_SYNTHESIZED,
+					  self->ev.id);
+			ASSERT_TRUE(!why) TH_LOG("record %u: %s", k, why);
+		}
+	} else {
+		EXPECT_EQ(0 - off * size, head);
+		/* From the newest record at head back to the oldest whole one */
+		for (k = 0; k < off && (k + 1) * size <= data_size;
+		     k++, seen++) {
+			pos = head + k * size;
+			rb_copy(&self->ev, pos, rec, size);
+			why = jit_problem((void *)rec, &self->e[off - 1 - k],
+					  getpid(), getpid(),
+					  PERF_JIT_CODE_FLAGS_SYNTHESIZED,
+					  self->ev.id);
+			ASSERT_TRUE(!why) TH_LOG("record %u: %s", k, why);
+		}
+	}
+	EXPECT_LT(0U, seen);
 }
 
-TEST_F(ring_full, lost_accounted)
+/*
+ * A replay larger than the buffer: the ioctl stops before the first record
+ * that does not fit (EAGAIN when that is the first one) and loses nothing,
+ * so calling again from where it stopped, after draining, gets every entry
+ * there exactly once, in order, with no LOST record. Only these records
+ * are written to the buffer, so what fits is known to the byte: the data
+ * area less one byte, the ring buffer's own rule.
+ */
+FIXTURE(replay)
+{
+	struct ev ev;
+	struct perf_jit_code_entry *e;
+	char *names;
+	pid_t sleeper;
+	int release;
+	pid_t described;
+};
+
+FIXTURE_VARIANT(replay)
+{
+	bool		long_names;
+	enum ioctl_on	target;
+	enum ev_cpu	cpu;
+};
+
+FIXTURE_VARIANT_ADD(replay, fixed_size)
+{
+	.target = ON_SELF,
+	.cpu = ANY_CPU,
+};
+
+FIXTURE_VARIANT_ADD(replay, long_names)
+{
+	.long_names = true,
+	.target = ON_SELF,
+	.cpu = ANY_CPU,
+};
+
+FIXTURE_VARIANT_ADD(replay, this_cpu)
+{
+	.long_names = true,
+	.target = ON_SELF,
+	.cpu = THIS_CPU,
+};
+
+FIXTURE_VARIANT_ADD(replay, other_task_other_cpu)
+{
+	.long_names = true,
+	.target = ON_OTHER_TASK,
+	.cpu = OTHER_CPU,
+};
+
+/* @nr names of the lengths @len gives, "%04u_" then filler, in @buf */
+static char *make_names(__u32 nr, size_t (*len)(__u32 i))
+{
+	char *buf = malloc((size_t)nr * PERF_JIT_CODE_NAME_MAX);
+	char *name;
+	__u32 i;
+
+	if (!buf)
+		return NULL;
+	for (i = 0; i < nr; i++) {
+		name = buf + (size_t)i * PERF_JIT_CODE_NAME_MAX;
+		memset(name, 'a' + i % 26, len(i));
+		name[len(i)] = '\0';
+		memcpy(name, "0000_", 5);
+		name[0] += i / 1000 % 10;
+		name[1] += i / 100 % 10;
+		name[2] += i / 10 % 10;
+		name[3] += i % 10;
+	}
+	return buf;
+}
+
+static size_t replay_name_len(__u32 i)
+{
+	return 100 + i * 131 % 900;
+}
+
+FIXTURE_SETUP(replay)
+{
+	const __u32 nr = PERF_JIT_CODE_MAX_ENTRIES;
+	struct perf_event_attr attr;
+	int cpus[2], n, cpu = -1, ret;
+	pid_t pid = 0;
+	__u32 i;
+
+	self->ev.fd = -1;
+	self->sleeper = -1;
+	self->release = -1;
+	if (!jit_code_supported())
+		SKIP(return, "kernel lacks PR_PERF_JIT_CODE");
+	n = allowed_cpus(cpus, 2);
+	ASSERT_GE(n, 1);
+	if (variant->cpu == OTHER_CPU && n < 2)
+		SKIP(return, "needs two CPUs");
+	ASSERT_EQ(0, pin_to_cpu(cpus[0]));
+	if (variant->cpu != ANY_CPU)
+		cpu = cpus[variant->cpu == OTHER_CPU];
+
+	self->e = calloc(nr, sizeof(*self->e));
+	ASSERT_TRUE(!!self->e);
+	self->names = NULL;
+	if (variant->long_names) {
+		self->names = make_names(nr, replay_name_len);
+		ASSERT_TRUE(!!self->names);
+	}
+	for (i = 0; i < nr; i++) {
+		if (variant->long_names)
+			entry_load(&self->e[i], CODE_BASE + i * 0x1000ULL,
+				   0x1000, i, self->names +
+				   (size_t)i * PERF_JIT_CODE_NAME_MAX);
+		else
+			entry_unload(&self->e[i], CODE_BASE + i * 0x1000ULL,
+				     0x1000, i);
+	}
+
+	self->described = getpid();
+	if (variant->target == ON_OTHER_TASK) {
+		self->sleeper = spawn_sleeper(&self->release);
+		ASSERT_GT(self->sleeper, 0);
+		pid = self->sleeper;
+	}
+	attr_init(&attr, true);
+	ret = ev_open(&self->ev, &attr, pid, cpu, REPLAY_PAGES);
+	if (perf_unavailable(ret))
+		SKIP(return, "perf_event_open: %s", strerror(-ret));
+	ASSERT_EQ(0, ret);
+}
+
+FIXTURE_TEARDOWN(replay)
+{
+	ev_close(&self->ev);
+	if (self->release >= 0)
+		close(self->release);
+	if (self->sleeper > 0)
+		wait_exit(self->sleeper);
+	free(self->names);
+	free(self->e);
+}
+
+/* How many records from entry @off on fit in @room bytes */
+static int replay_fit(const struct perf_jit_code_entry *e, __u32 off,
+		      __u32 nr, __u64 room)
+{
+	__u64 used = 0;
+	__u32 i;
+
+	for (i = off; i < nr; i++) {
+		used += jit_record_size(&e[i]);
+		if (used > room)
+			break;
+	}
+	return i - off;
+}
+
+/* Drain and check: the replayed records of @e from *@next on, nothing else */
+static void replay_drain(struct __test_metadata *_metadata, struct ev *ev,
+			 const struct perf_jit_code_entry *e, pid_t pid,
+			 __u32 *next)
+{
+	struct records recs = {};
+	const char *why;
+	unsigned int i;
+
+	ASSERT_EQ(0, ev_drain(ev, &recs));
+	for (i = 0; i < recs.nr; i++, (*next)++) {
+		ASSERT_GT(PERF_JIT_CODE_MAX_ENTRIES, *next)
+			TH_LOG("more records than entries");
+		why = jit_problem(recs.rec[i], &e[*next], pid, pid,
+				  PERF_JIT_CODE_FLAGS_SYNTHESIZED, ev->id);
+		ASSERT_TRUE(!why) TH_LOG("record %u: %s", *next, why);
+	}
+	records_free(&recs);
+}
+
+TEST_F(replay, all_once_in_order)
+{
+	const __u32 nr = PERF_JIT_CODE_MAX_ENTRIES;
+	__u64 room = self->ev.data_size - 1, used = 0;
+	/*
+	 * A call also stops after about 64 KiB: only a buffer well below
+	 * that (4 KiB pages) makes the room the only limit.
+	 */
+	bool exact = room < 32768;
+	struct perf_jit_code_args args;
+	__u32 off, next = 0, calls, i;
+	int ret, fit;
+
+	/* Into the empty buffer: as many whole records as fit. */
+	args_init(&args, self->e, nr);
+	ret = jit_ioctl(self->ev.fd, &args);
+	fit = replay_fit(self->e, 0, nr, room);
+	ASSERT_LE(1, ret);
+	ASSERT_GE(fit, ret);
+	if (exact)
+		ASSERT_EQ(fit, ret);
+	for (i = 0; i < (__u32)ret; i++)
+		used += jit_record_size(&self->e[i]);
+	off = ret;
+
+	/* Not drained: what still fits, or EAGAIN if not even one record */
+	if (exact) {
+		args_init(&args, &self->e[off], nr - off);
+		fit = replay_fit(self->e, off, nr, room - used);
+		ret = jit_ioctl(self->ev.fd, &args);
+		EXPECT_EQ(fit ? fit : -EAGAIN, ret);
+		if (ret > 0)
+			off += ret;
+	}
+
+	for (calls = 0; off < nr && calls < nr; calls++) {
+		replay_drain(_metadata, &self->ev, self->e, self->described,
+			     &next);
+		ASSERT_EQ(off, next);
+		args_init(&args, &self->e[off], nr - off);
+		ret = jit_ioctl(self->ev.fd, &args);
+		fit = replay_fit(self->e, off, nr, room);
+		ASSERT_LE(1, ret) TH_LOG("from entry %u", off);
+		ASSERT_GE(fit, ret) TH_LOG("from entry %u", off);
+		if (exact)
+			ASSERT_EQ(fit, ret) TH_LOG("from entry %u", off);
+		off += ret;
+	}
+	replay_drain(_metadata, &self->ev, self->e, self->described, &next);
+	EXPECT_EQ(nr, off);
+	EXPECT_EQ(nr, next);
+}
+
+/*
+ * A full buffer loses prctl records the usual way: the caller's entries
+ * are consumed, and a PERF_RECORD_LOST ahead of the next record that fits
+ * accounts for every record that did not, with that record's sample_id.
+ */
+TEST_F(jit_code, prctl_ring_full)
 {
 	const __u32 nr = PERF_JIT_CODE_MAX_ENTRIES;
 	const struct perf_event_header **jit;
+	const struct lost_record *lost;
+	struct perf_jit_code_args args;
+	struct perf_event_attr attr;
 	struct perf_jit_code_entry *e;
 	struct records recs = {};
-	__u64 lost = 0;
+	struct ev ev;
 	__u32 i, n;
+	int ret;
+
+	attr_init(&attr, true);
+	ret = ev_open(&ev, &attr, 0, -1, 1);
+	if (perf_unavailable(ret))
+		SKIP(return, "perf_event_open: %s", strerror(-ret));
+	ASSERT_EQ(0, ret);
 
 	e = calloc(nr + 1, sizeof(*e));
 	jit = calloc(nr + 1, sizeof(*jit));
@@ -2382,34 +4168,556 @@ TEST_F(ring_full, lost_accounted)
 		entry_unload(&e[i], CODE_BASE + i * 0x100ULL, 0x100, i);
 
 	/* Lost records are not the caller's error. */
-	ASSERT_EQ(0, ring_full_emit(&self->ev, variant->ioctl, e, nr));
-	ASSERT_EQ(0, ev_drain(&self->ev, &recs));
+	args_init(&args, e, nr);
+	ASSERT_EQ((int)nr, jit_call_all(-1, &args));
+	ASSERT_EQ(0, ev_drain(&ev, &recs));
 	n = jit_select(&recs, ANY_PID, jit, nr + 1);
-	EXPECT_EQ((self->ev.data_size - 1) / JIT_RECORD_MIN, n);
+	EXPECT_EQ(n, recs.nr);
+	EXPECT_EQ((ev.data_size - 1) / JIT_RECORD_MIN, n);
 	ASSERT_LT(n, nr);
 	for (i = 0; i < n; i++)
 		EXPECT_EQ((__u64)i, ((const struct jit_record *)jit[i])->code_index);
+	records_free(&recs);
 
 	/* With room again, the loss is reported ahead of the next record. */
-	ASSERT_EQ(0, ring_full_emit(&self->ev, variant->ioctl, &e[nr], 1));
-	ASSERT_EQ(0, ev_drain(&self->ev, &recs));
-	for (i = 0; i < recs.nr; i++) {
-		const struct lost_record *l = (const void *)recs.rec[i];
-
-		if (l->header.type != PERF_RECORD_LOST)
-			continue;
-		EXPECT_EQ(self->ev.id, l->id);
-		lost += l->lost;
-	}
-	EXPECT_LT(0ULL, lost);
-	EXPECT_EQ((__u64)nr, n + lost);
-	ASSERT_EQ(n + 1, jit_select(&recs, ANY_PID, jit, nr + 1));
-	EXPECT_EQ((__u64)nr, ((const struct jit_record *)jit[n])->code_index);
-	EXPECT_EQ((__u32)PERF_RECORD_JIT_CODE, recs.rec[recs.nr - 1]->type);
+	args_init(&args, &e[nr], 1);
+	ASSERT_EQ(1, jit_prctl(&args));
+	ASSERT_EQ(0, ev_drain(&ev, &recs));
+	ASSERT_EQ(2U, recs.nr);
+	lost = (const void *)recs.rec[0];
+	ASSERT_EQ((__u32)PERF_RECORD_LOST, lost->header.type);
+	ASSERT_EQ(LOST_RECORD_SIZE, lost->header.size);
+	EXPECT_EQ(ev.id, lost->id);
+	EXPECT_EQ((__u64)(nr - n), lost->lost);
+	expect_jit(_metadata, recs.rec[1], &e[nr], getpid(), getpid(), 0);
+	EXPECT_EQ((__u32)getpid(), rec_sample_id(&lost->header)->pid);
+	EXPECT_EQ(0, memcmp(rec_sample_id(&lost->header),
+			    rec_sample_id(recs.rec[1]),
+			    sizeof(struct sample_id)));
 
 	records_free(&recs);
 	free(jit);
 	free(e);
+	ev_close(&ev);
+}
+
+/*
+ * Writers racing into one buffer for about a second: a child that calls
+ * the prctl in a loop, and the parent, on another CPU when there is one,
+ * replaying into the same buffer with the ioctl while it drains. Every
+ * record parses (ev_drain() stops at a torn header) and is right, the
+ * ioctl's records arrive all and in order, the child's in order, and the
+ * counts add up: the child's records and the losses that LOST records
+ * report are what its calls consumed, and the ioctl's records what its
+ * calls wrote.
+ */
+#define RACE_BATCH	8
+#define RACE_IOCTL_BASE	0x10000000000ULL	/* the ioctl's code_index */
+
+static const char * const race_names[] = {
+	"r", "race_1", "race_name_2", "race_name_number_3",
+	"race_a_somewhat_longer_name_4", "race_5_padded_to_eight_",
+	"race_6_name_that_takes_more_than_sixty_four_bytes_of_the_record_x",
+	"race_7",
+};
+
+/* The entry with code_index @k, for the child and the parent alike */
+static void race_entry(struct perf_jit_code_entry *e, __u64 k)
+{
+	__u64 slot = (k % 4096) * 0x100;
+
+	switch (k % 4) {
+	case 0:
+		entry_load(e, CODE_BASE + slot, 0x100, k,
+			   race_names[(k / 4) % ARRAY_SIZE(race_names)]);
+		break;
+	case 1:
+		entry_move(e, CODE_BASE + slot, 0x100, MOVE_BASE + slot, k);
+		break;
+	case 2:
+		entry_unload(e, MOVE_BASE + slot, 0x100, k);
+		break;
+	default:
+		entry_flush(e, CODE_BASE + slot, 0x100, k);
+		break;
+	}
+}
+
+struct race_shared {
+	int	go;
+	int	stop;
+	int	done;
+	int	err;		/* the child's first bad return value */
+	__u64	emitted;	/* entries its prctl calls consumed */
+};
+
+struct race_count {
+	pid_t		pid;		/* the child */
+	__u64		id;
+	__u64		prctl;		/* records of its prctl calls */
+	__u64		next_prctl;	/* lowest code_index the next may have */
+	__u64		ioctl;		/* records of the ioctl */
+	__u64		written;	/* entries the ioctl calls wrote */
+	__u64		lost;
+	unsigned int	bad;
+};
+
+enum race_event {
+	RACE_TASK,		/* per-task, cpu == -1 */
+	RACE_TASK_ON_CPU,	/* per-task, on the child's CPU */
+	RACE_CPU_WIDE,		/* CPU-wide, on the child's CPU */
+};
+
+FIXTURE(race)
+{
+	struct ev ev;
+	struct race_shared *sh;
+	pid_t child;
+	int cpus[2];
+	int nr_cpus;
+};
+
+FIXTURE_VARIANT(race)
+{
+	enum race_event event;
+};
+
+FIXTURE_VARIANT_ADD(race, task_other_cpu)
+{
+	.event = RACE_TASK,
+};
+
+FIXTURE_VARIANT_ADD(race, task_on_cpu)
+{
+	.event = RACE_TASK_ON_CPU,
+};
+
+FIXTURE_VARIANT_ADD(race, cpu_wide)
+{
+	.event = RACE_CPU_WIDE,
+};
+
+FIXTURE_SETUP(race)
+{
+	self->ev.fd = -1;
+	self->child = -1;
+	self->sh = MAP_FAILED;
+	if (!jit_code_supported())
+		SKIP(return, "kernel lacks PR_PERF_JIT_CODE");
+	self->nr_cpus = allowed_cpus(self->cpus, 2);
+	ASSERT_GE(self->nr_cpus, 1);
+	if (variant->event == RACE_TASK && self->nr_cpus < 2)
+		SKIP(return, "needs two CPUs");
+	ASSERT_EQ(0, pin_to_cpu(self->cpus[0]));
+	self->sh = mmap(NULL, sizeof(*self->sh), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(self->sh != MAP_FAILED);
+}
+
+FIXTURE_TEARDOWN(race)
+{
+	kill_child(&self->child);
+	ev_close(&self->ev);
+	if (self->sh != MAP_FAILED)
+		munmap(self->sh, sizeof(*self->sh));
+}
+
+static void race_child(struct race_shared *sh, int cpu, pid_t parent)
+{
+	struct perf_jit_code_entry e[RACE_BATCH];
+	struct perf_jit_code_args args;
+	__u64 k = 0;
+	int i, ret;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(1);
+	if (pin_to_cpu(cpu))
+		sh->err = -errno;
+	while (!__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE))
+		sched_yield();
+	while (!sh->err && !__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
+		for (i = 0; i < RACE_BATCH; i++)
+			race_entry(&e[i], k + i);
+		args_init(&args, e, RACE_BATCH);
+		ret = jit_prctl(&args);
+		if (ret < 1 || ret > RACE_BATCH)
+			sh->err = ret ? ret : -ERANGE;
+		else
+			k += ret;
+	}
+	sh->emitted = k;
+	__atomic_store_n(&sh->done, 1, __ATOMIC_RELEASE);
+	/* Alive until the parent is done: the ioctl needs its task. */
+	for (;;)
+		pause();
+}
+
+static const char *race_check(struct race_count *c,
+			      const struct perf_event_header *hdr)
+{
+	const struct jit_record *rec = (const void *)hdr;
+	const struct lost_record *lost = (const void *)hdr;
+	struct perf_jit_code_entry e;
+	__u64 k;
+
+	if (hdr->type == PERF_RECORD_LOST) {
+		if (hdr->size != LOST_RECORD_SIZE)
+			return "LOST record size";
+		if (lost->id != c->id)
+			return "LOST record id";
+		c->lost += lost->lost;
+		return NULL;
+	}
+	if (hdr->type != PERF_RECORD_JIT_CODE)
+		return "unexpected record type";
+	if (hdr->size < JIT_RECORD_MIN)
+		return "JIT_CODE record too short";
+	k = rec->code_index;
+	if (rec->flags == PERF_JIT_CODE_FLAGS_SYNTHESIZED) {
+		if (k != RACE_IOCTL_BASE + c->ioctl)
+			return "ioctl record missing or out of order";
+		c->ioctl++;
+	} else {
+		if (k < c->next_prctl || k >= RACE_IOCTL_BASE)
+			return "prctl record out of order";
+		c->next_prctl = k + 1;
+		c->prctl++;
+	}
+	race_entry(&e, k);
+	return jit_problem(hdr, &e, c->pid, c->pid, rec->flags, c->id);
+}
+
+static void race_drain(struct __test_metadata *_metadata, struct ev *ev,
+		       struct race_count *c)
+{
+	struct records recs = {};
+	const char *why;
+	unsigned int i;
+	int ret;
+
+	ret = ev_drain(ev, &recs);
+	if (ret) {
+		TH_LOG("draining: %s", strerror(-ret));
+		c->bad++;
+	}
+	for (i = 0; i < recs.nr; i++) {
+		why = race_check(c, recs.rec[i]);
+		if (why && c->bad++ < 5)
+			TH_LOG("record type %u size %u: %s", recs.rec[i]->type,
+			       recs.rec[i]->size, why);
+	}
+	records_free(&recs);
+}
+
+/* Replay @n entries about the child; the ioctl's return value */
+static int race_ioctl(struct ev *ev, struct race_count *c, __u32 n)
+{
+	struct perf_jit_code_entry e[RACE_BATCH];
+	struct perf_jit_code_args args;
+	__u32 i;
+	int ret;
+
+	for (i = 0; i < n; i++)
+		race_entry(&e[i], RACE_IOCTL_BASE + c->written + i);
+	args_init(&args, e, n);
+	args.pid = c->pid;
+	ret = jit_ioctl(ev->fd, &args);
+	if (ret > (int)n)
+		return -ERANGE;
+	if (ret > 0)
+		c->written += ret;
+	return ret;
+}
+
+TEST_F_TIMEOUT(race, accounting, 60)
+{
+	int child_cpu = self->cpus[self->nr_cpus - 1];
+	struct perf_event_attr attr;
+	struct race_count c = {};
+	pid_t parent = getpid();
+	unsigned int i;
+	__u64 start;
+	int ret;
+
+	self->child = fork();
+	ASSERT_GE(self->child, 0);
+	if (self->child == 0)
+		race_child(self->sh, child_cpu, parent);
+
+	attr_init(&attr, true);
+	if (variant->event == RACE_CPU_WIDE)
+		ret = ev_open(&self->ev, &attr, -1, child_cpu, DATA_PAGES);
+	else
+		ret = ev_open(&self->ev, &attr, self->child,
+			      variant->event == RACE_TASK ? -1 : child_cpu,
+			      DATA_PAGES);
+	if (perf_unavailable(ret))
+		SKIP(return, "perf_event_open: %s", strerror(-ret));
+	ASSERT_EQ(0, ret);
+	c.pid = self->child;
+	c.id = self->ev.id;
+
+	__atomic_store_n(&self->sh->go, 1, __ATOMIC_RELEASE);
+	start = clock_ns(CLOCK_MONOTONIC);
+	while (!c.bad && clock_ns(CLOCK_MONOTONIC) - start < NSEC_PER_SEC) {
+		ret = race_ioctl(&self->ev, &c, RACE_BATCH);
+		if (ret < 0 && ret != -EAGAIN) {
+			TH_LOG("ioctl: %s", strerror(-ret));
+			c.bad++;
+		}
+		race_drain(_metadata, &self->ev, &c);
+	}
+	__atomic_store_n(&self->sh->stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < 10000; i++) {
+		if (__atomic_load_n(&self->sh->done, __ATOMIC_ACQUIRE))
+			break;
+		usleep(1000);
+	}
+	ASSERT_TRUE(__atomic_load_n(&self->sh->done, __ATOMIC_ACQUIRE));
+	EXPECT_EQ(0, self->sh->err);
+	race_drain(_metadata, &self->ev, &c);
+
+	/* Losses are reported ahead of the next record: write one. */
+	EXPECT_EQ(1, race_ioctl(&self->ev, &c, 1));
+	race_drain(_metadata, &self->ev, &c);
+
+	EXPECT_EQ(0U, c.bad);
+	EXPECT_LT(0ULL, self->sh->emitted);
+	EXPECT_LT(1ULL, c.written);
+	EXPECT_EQ(self->sh->emitted, c.prctl + c.lost);
+	EXPECT_EQ(c.written, c.ioctl);
+	TH_LOG("prctl: %llu entries, %llu records, %llu lost; ioctl: %llu",
+	       (unsigned long long)self->sh->emitted,
+	       (unsigned long long)c.prctl, (unsigned long long)c.lost,
+	       (unsigned long long)c.ioctl);
+}
+
+/*
+ * A name that changes while the kernel reads it: a thread flips its first
+ * byte between 'x' and NUL and its length between 7, 20 and 63 while the
+ * main thread calls the prctl. The kernel reads each name once, so every
+ * LOAD delivered has the name as it was read: not empty, terminated,
+ * zero-padded. A call returns a count, or EINVAL when its first name was
+ * read empty; every entry it counts is delivered.
+ */
+struct flipper {
+	char	name[64];
+	int	stop;
+};
+
+static void *flip_name(void *p)
+{
+	struct flipper *f = p;
+	unsigned int i;
+
+	for (i = 0; !__atomic_load_n(&f->stop, __ATOMIC_RELAXED); i++) {
+		__atomic_store_n(&f->name[0], i & 1 ? 'x' : '\0',
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&f->name[7], i & 2 ? 'a' : '\0',
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&f->name[20], i & 4 ? 'a' : '\0',
+				 __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/* A LOAD of a name the flipper can leave, or what is wrong with it */
+static const char *flipped_problem(const struct perf_event_header *hdr)
+{
+	const struct jit_record *rec = (const void *)hdr;
+	size_t room, len, i;
+
+	if (hdr->type != PERF_RECORD_JIT_CODE || hdr->size < JIT_RECORD_MIN ||
+	    rec->op != PERF_JIT_CODE_LOAD)
+		return "not a LOAD record";
+	room = hdr->size - JIT_RECORD_MIN;
+	len = strnlen(rec->name, room);
+	if (len == room)
+		return "name not NUL-terminated";
+	if (!len)
+		return "empty name";
+	if (room != ALIGN8(len + 1))
+		return "name not padded to 8 bytes exactly";
+	for (i = len; i < room; i++)
+		if (rec->name[i])
+			return "name padding is not zero";
+	if (rec->name[0] != 'x')
+		return "name does not start with x";
+	for (i = 1; i < len; i++)
+		if (rec->name[i] != 'a')
+			return "a byte of the name the flipper never wrote";
+	return NULL;
+}
+
+TEST_F_TIMEOUT(jit_code, name_changes, 60)
+{
+	struct perf_jit_code_entry e[RACE_BATCH];
+	struct perf_jit_code_args args;
+	struct perf_event_attr attr;
+	struct flipper f = {};
+	__u64 start, consumed = 0, delivered = 0, einval = 0, calls;
+	struct records recs = {};
+	unsigned int i, bad = 0;
+	pthread_t thread;
+	const char *why;
+	struct ev ev;
+	int ret;
+
+	attr_init(&attr, true);
+	ret = ev_open(&ev, &attr, 0, -1, DATA_PAGES);
+	if (perf_unavailable(ret))
+		SKIP(return, "perf_event_open: %s", strerror(-ret));
+	ASSERT_EQ(0, ret);
+
+	memset(f.name, 'a', sizeof(f.name) - 1);
+	f.name[0] = 'x';
+	for (i = 0; i < RACE_BATCH; i++)
+		entry_load(&e[i], CODE_BASE + i * 0x100, 0x100, i, f.name);
+	args_init(&args, e, RACE_BATCH);
+	ASSERT_EQ(0, pthread_create(&thread, NULL, flip_name, &f));
+
+	start = clock_ns(CLOCK_MONOTONIC);
+	for (calls = 0; calls < 1000000 && !bad &&
+	     clock_ns(CLOCK_MONOTONIC) - start < NSEC_PER_SEC; calls++) {
+		ret = jit_prctl(&args);
+		if (ret == -EINVAL) {
+			einval++;
+		} else if (ret >= 1 && ret <= RACE_BATCH) {
+			consumed += ret;
+		} else {
+			TH_LOG("prctl returned %d", ret);
+			bad++;
+		}
+		if (ev_drain(&ev, &recs)) {
+			TH_LOG("malformed record");
+			bad++;
+		}
+		for (i = 0; i < recs.nr; i++, delivered++) {
+			why = flipped_problem(recs.rec[i]);
+			if (why && bad++ < 5)
+				TH_LOG("record %llu: %s",
+				       (unsigned long long)delivered, why);
+		}
+		records_free(&recs);
+	}
+	__atomic_store_n(&f.stop, 1, __ATOMIC_RELAXED);
+	ASSERT_EQ(0, pthread_join(thread, NULL));
+
+	EXPECT_EQ(0U, bad);
+	EXPECT_EQ(consumed, delivered);
+	EXPECT_LT(0ULL, delivered);
+	TH_LOG("%llu calls, %llu records, %llu EINVAL",
+	       (unsigned long long)calls, (unsigned long long)delivered,
+	       (unsigned long long)einval);
+	ev_close(&ev);
+}
+
+/*
+ * The largest replay, 1024 entries with names of the maximum length, into
+ * a buffer drained between calls, through either call: every call gets
+ * through a part (the per-call byte limit ends the first one well before
+ * the end), nothing is lost, and all of it arrives in order. The harness
+ * that runs the test checks the kernel log afterwards (soft lockups, RCU
+ * stalls, sleeping in atomic context).
+ */
+FIXTURE(stress)
+{
+	struct ev ev;
+	struct perf_jit_code_entry *e;
+	char *names;
+};
+
+FIXTURE_VARIANT(stress)
+{
+	bool ioctl;
+};
+
+FIXTURE_VARIANT_ADD(stress, prctl)
+{
+	.ioctl = false,
+};
+
+FIXTURE_VARIANT_ADD(stress, ioctl)
+{
+	.ioctl = true,
+};
+
+static size_t max_name_len(__u32 i)
+{
+	return PERF_JIT_CODE_NAME_MAX - 1;
+}
+
+FIXTURE_SETUP(stress)
+{
+	const __u32 nr = PERF_JIT_CODE_MAX_ENTRIES;
+	struct perf_event_attr attr;
+	int cpus[1], ret;
+	__u32 i;
+
+	self->ev.fd = -1;
+	self->e = NULL;
+	self->names = NULL;
+	if (!jit_code_supported())
+		SKIP(return, "kernel lacks PR_PERF_JIT_CODE");
+	/* The prctl's records reach a cpu == -1 event wherever we run. */
+	ASSERT_EQ(1, allowed_cpus(cpus, 1));
+	ASSERT_EQ(0, pin_to_cpu(cpus[0]));
+	self->e = calloc(nr, sizeof(*self->e));
+	self->names = make_names(nr, max_name_len);
+	ASSERT_TRUE(self->e && self->names);
+	for (i = 0; i < nr; i++)
+		entry_load(&self->e[i], CODE_BASE + i * 0x1000ULL, 0x1000, i,
+			   self->names + (size_t)i * PERF_JIT_CODE_NAME_MAX);
+
+	attr_init(&attr, true);
+	ret = ev_open(&self->ev, &attr, 0, -1, BATCH_PAGES);
+	if (perf_unavailable(ret))
+		SKIP(return, "perf_event_open: %s", strerror(-ret));
+	ASSERT_EQ(0, ret);
+}
+
+FIXTURE_TEARDOWN(stress)
+{
+	ev_close(&self->ev);
+	free(self->names);
+	free(self->e);
+}
+
+TEST_F_TIMEOUT(stress, max_names, 90)
+{
+	const __u32 nr = PERF_JIT_CODE_MAX_ENTRIES;
+	const size_t size = JIT_RECORD_MIN + PERF_JIT_CODE_NAME_MAX;
+	__u32 flags = variant->ioctl ? PERF_JIT_CODE_FLAGS_SYNTHESIZED : 0;
+	struct perf_jit_code_args args;
+	struct records recs = {};
+	__u32 off = 0, next = 0, calls, i;
+	const char *why;
+	int ret;
+
+	ASSERT_GE(self->ev.data_size - 1, (__u64)CALL_BYTES_MAX);
+	for (calls = 0; off < nr && calls < nr; calls++) {
+		args_init(&args, &self->e[off], nr - off);
+		ret = variant->ioctl ? jit_ioctl(self->ev.fd, &args) :
+				       jit_prctl(&args);
+		ASSERT_LE(1, ret) TH_LOG("from entry %u", off);
+		ASSERT_GE(nr - off, (__u32)ret);
+		if (!calls)
+			EXPECT_GT(nr, (__u32)ret);
+		EXPECT_GE((__u64)CALL_BYTES_MAX, ret * size);
+		off += ret;
+
+		ASSERT_EQ(0, ev_drain(&self->ev, &recs));
+		for (i = 0; i < recs.nr; i++, next++) {
+			ASSERT_GT(nr, next);
+			why = jit_problem(recs.rec[i], &self->e[next],
+					  getpid(), getpid(), flags,
+					  self->ev.id);
+			ASSERT_TRUE(!why) TH_LOG("record %u: %s", next, why);
+		}
+		records_free(&recs);
+		ASSERT_EQ(off, next);
+	}
+	EXPECT_EQ(nr, off);
 }
 
 TEST_HARNESS_MAIN
