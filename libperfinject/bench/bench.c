@@ -12,10 +12,17 @@
  * times OPS loads followed by OPS unloads, one call each and then in
  * batches of BATCH operations, and prints the median over ROUNDS of the
  * nanoseconds per operation and its ratio to getppid(2).
+ *
+ * Then the kernel's own path, without the library: PR_PERF_JIT_CODE with
+ * one LOAD entry per call, and with batches of 64 (per entry), while no
+ * jit_code event exists, while one exists for another process only, and
+ * while one listens to this process; beside two prctls that only answer
+ * (PR_GET_DUMPABLE, and the probe): the floor of any prctl.
  */
 
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,10 +30,12 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <perfinject/perfinject.h>
+#include "../src/uapi_jit_code.h"
 #include "helpers.h"
 
 #define RING_PAGES	256
@@ -146,6 +155,119 @@ static double time_ops(struct perfinject *pi, int batched)
 	return (double)t / (2 * nr_ops);
 }
 
+/* ns per call of a prctl that does nothing but answer. */
+static double time_prctl(int option, unsigned long arg2)
+{
+	uint64_t t0 = now_ns();
+	int i;
+
+	for (i = 0; i < nr_ops; i++)
+		prctl(option, arg2, 0UL, 0UL, 0UL);
+	return (double)(now_ns() - t0) / nr_ops;
+}
+
+static void run_floor(void)
+{
+	double dumpable[64], probe[64], null[64];
+	int r;
+
+	for (r = 0; r < rounds; r++) {
+		null[r] = time_null();
+		dumpable[r] = time_prctl(PR_GET_DUMPABLE, 0);
+		probe[r] = time_prctl(PR_PERF_JIT_CODE, 0);
+	}
+	qsort(null, rounds, sizeof(double), cmp_double);
+	qsort(dumpable, rounds, sizeof(double), cmp_double);
+	qsort(probe, rounds, sizeof(double), cmp_double);
+	printf("%-28s  %9.0f  %7.2f\n", "prctl(PR_GET_DUMPABLE)",
+	       dumpable[rounds / 2], dumpable[rounds / 2] / null[rounds / 2]);
+	printf("%-28s  %9.0f  %7.2f\n", "prctl(PR_PERF_JIT_CODE, 0)",
+	       probe[rounds / 2], probe[rounds / 2] / null[rounds / 2]);
+}
+
+/* ns per entry of nr_ops LOAD entries, @per_call to a PR_PERF_JIT_CODE. */
+static double time_raw(int per_call)
+{
+	struct perf_jit_code_entry e[64];
+	struct perf_jit_code_args args = {
+		.size		= sizeof(args),
+		.entries	= (uintptr_t)e,
+		.entry_size	= sizeof(e[0]),
+	};
+	uint64_t t0;
+	int i, j, n;
+
+	drain();
+	t0 = now_ns();
+	for (i = 0; i < nr_ops; i += n) {
+		n = nr_ops - i < per_call ? nr_ops - i : per_call;
+		for (j = 0; j < n; j++)
+			e[j] = (struct perf_jit_code_entry){
+				.op		= PERF_JIT_CODE_LOAD,
+				.addr		= (uintptr_t)code + 64 * (i + j),
+				.len		= 64,
+				.code_index	= i + j + 1,
+				.name		= (uintptr_t)names[i + j],
+			};
+		args.nr_entries = n;
+		if (prctl(PR_PERF_JIT_CODE, (unsigned long)&args, 0UL, 0UL,
+			  0UL) != n)
+			return -1;
+		if ((i & 255) + n > 255)
+			drain();
+	}
+	return (double)(now_ns() - t0) / nr_ops;
+}
+
+enum raw_listener { RAW_NONE, RAW_OTHER, RAW_SELF };
+
+static void run_raw(const char *label, enum raw_listener who)
+{
+	double one[64], many[64], null[64];
+	pid_t child = -1;
+	int fd = -1, r;
+
+	if (who == RAW_OTHER) {
+		child = fork();
+		if (!child) {
+			pause();
+			_exit(0);
+		}
+		fd = t_open_jit_code_event_pid(child);
+	} else if (who == RAW_SELF) {
+		fd = listen_start() ? -1 : ring_fd;
+	}
+	if (who != RAW_NONE && fd < 0) {
+		printf("%-28s  (no event: %s)\n", label, strerror(errno));
+		goto out;
+	}
+	for (r = 0; r < rounds; r++) {
+		null[r] = time_null();
+		one[r] = time_raw(1);
+		many[r] = time_raw(64);
+		if (one[r] < 0 || many[r] < 0) {
+			printf("%-28s  (the prctl failed: %s)\n", label,
+			       strerror(errno));
+			goto out;
+		}
+	}
+	qsort(null, rounds, sizeof(double), cmp_double);
+	qsort(one, rounds, sizeof(double), cmp_double);
+	qsort(many, rounds, sizeof(double), cmp_double);
+	printf("%-28s  %9.0f  %7.2f  %9.0f  %7.2f\n", label,
+	       one[rounds / 2], one[rounds / 2] / null[rounds / 2],
+	       many[rounds / 2], many[rounds / 2] / null[rounds / 2]);
+out:
+	if (who == RAW_SELF)
+		listen_stop();
+	else if (fd >= 0)
+		close(fd);
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+}
+
 struct config {
 	const char *label;
 	unsigned int backends;
@@ -245,6 +367,22 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(configs) / sizeof(configs[0]); i++)
 		run(&configs[i], dir);
 	printf("x null: the cost of one operation over that of getppid(2) in the same round\n");
+
+	printf("\nPR_PERF_JIT_CODE alone, %d LOAD entries, median of %d rounds\n",
+	       nr_ops, rounds);
+	printf("%-28s  %9s  %7s  %9s  %7s\n", "", "1/call ns", "x null",
+	       "64/call ns", "x null");
+	if (prctl(PR_PERF_JIT_CODE, 0UL, 0UL, 0UL, 0UL) < 0) {
+		printf("(the kernel has no PR_PERF_JIT_CODE)\n");
+	} else {
+		run_floor();
+		/* The kernel turns its key off a second after the last event. */
+		sleep(2);
+		run_raw("no jit_code event", RAW_NONE);
+		run_raw("an event on another task", RAW_OTHER);
+		run_raw("one event listening", RAW_SELF);
+	}
+	printf("64/call: per entry, in calls of 64 entries\n");
 
 	/* The file backends leave their files, as perf needs them: not here. */
 	for (i = 0; i < 2; i++) {
