@@ -165,7 +165,9 @@ mkdir -p "$d"
 	-XX:+PrintCompilation -cp "$classes" Deopt 3 >"$d/log" 2>&1 &
 jpid=$!
 pids+=("$jpid")
-if wait_for "$d/log" '^done' 300; then
+# Compiling, deoptimising and unloading take a JVM on a busy two-core
+# machine more than 30 s at times: allow 2 minutes.
+if wait_for "$d/log" '^done' 1200; then
 	"$reader" "$jpid" >"$d/registry" 2>"$d/registry.err"
 	rrc=$?
 else
