@@ -18,7 +18,14 @@
  * (the demo still runs, and nothing is reported).
  *
  * Usage: jitdemo [-t threads] [-r rounds] [-f functions] [-d ms] [-m] [-F]
- *                [-l logfile]
+ *                [-c cold] [-l logfile]
+ *
+ * With -c, before the threads start, <cold> more functions are loaded and
+ * stay live to the end, as the bulk of a JVM's or V8's code cache does:
+ * 64 bytes each, back to back in one heap, with names as long as Java
+ * method descriptors. They never run; the threads' code comes after them
+ * in the registry. Once the threads are started, jitdemo says so on its
+ * standard output.
  *
  * With -F, while each function is loaded, a child process forked then
  * runs the code it inherited for half the function's time; its interval
@@ -129,7 +136,7 @@ struct worker {
 };
 
 static struct perfinject *pi;
-static unsigned int nr_rounds = 3, nr_funcs = 4;
+static unsigned int nr_rounds = 3, nr_funcs = 4, nr_cold;
 static uint64_t duration_ns = 10 * 1000000ULL;
 static bool move_mode, fork_mode;
 /* SIGINT or SIGTERM: finish the function running, log it, and stop. */
@@ -560,6 +567,49 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+#define COLD_SIZE	64
+
+/*
+ * Load @nr functions that never run, back to back in a heap of their own;
+ * returns the heap (unmapped by the caller, after perfinject__free()).
+ */
+static unsigned char *load_cold(unsigned int nr, size_t *heap_len)
+{
+	unsigned char *heap;
+	char name[128];
+	unsigned int i;
+	int err;
+
+	*heap_len = ((size_t)nr * COLD_SIZE + page_size - 1) & ~(page_size - 1);
+	heap = mmap(NULL, *heap_len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (heap == MAP_FAILED) {
+		perror("mmap");
+		return NULL;
+	}
+	memset(heap, 0xcc, *heap_len);	/* int3 */
+	if (mprotect(heap, *heap_len, PROT_READ | PROT_EXEC)) {
+		perror("mprotect");
+		goto fail;
+	}
+	for (i = 0; i < nr; i++) {
+		snprintf(name, sizeof(name),
+			 "org.example.cold.Class%u.method%u(Ljava/lang/String;[Ljava/lang/Object;)Ljava/util/Map;",
+			 i / 16, i % 16);
+		err = perfinject__load(pi, name, (uintptr_t)heap + (size_t)i * COLD_SIZE,
+				       COLD_SIZE, 0);
+		if (err) {
+			fprintf(stderr, "perfinject__load %s: %s\n", name,
+				strerror(-err));
+			goto fail;
+		}
+	}
+	return heap;
+fail:
+	munmap(heap, *heap_len);
+	return NULL;
+}
+
 static int parse_uint(const char *arg, unsigned int min, unsigned int max,
 		      unsigned int *val)
 {
@@ -577,13 +627,15 @@ static int parse_uint(const char *arg, unsigned int min, unsigned int max,
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-t threads] [-r rounds] [-f functions] [-d ms] [-m] [-F] [-l logfile]\n"
+		"usage: %s [-t threads] [-r rounds] [-f functions] [-d ms] [-m] [-F]\n"
+		"       [-c cold] [-l logfile]\n"
 		"  -t  threads, each with its own code slots (1..256, default 1)\n"
 		"  -r  rounds over the functions (1..10000, default 3)\n"
 		"  -f  functions per thread (1..10000, default 4)\n"
 		"  -d  milliseconds each function runs (1..60000, default 10)\n"
 		"  -m  move each function to another address half-way\n"
 		"  -F  fork a child that runs each function's inherited code\n"
+		"  -c  cold functions loaded first and kept live (0..1000000)\n"
 		"  -l  write the ground-truth log of execution intervals\n"
 		"SIGINT or SIGTERM ends the run early and cleanly: the functions\n"
 		"running end their interval, are logged and unloaded.\n",
@@ -605,8 +657,8 @@ static int write_log(FILE *out, const struct worker *workers,
 	fprintf(out, "# jitdemo pid=%d backends=0x%x", (int)getpid(),
 		perfinject__backends(pi));
 	fprintf(out, " threads=%u rounds=%u functions=%u duration_ms=%" PRIu64
-		" move=%d\n", nr_threads, nr_rounds, nr_funcs,
-		duration_ns / 1000000, move_mode);
+		" move=%d cold=%u\n", nr_threads, nr_rounds, nr_funcs,
+		duration_ns / 1000000, move_mode, nr_cold);
 	fprintf(out, "# tid start_ns end_ns addr len name\n");
 	for (t = 0; t < nr_threads; t++) {
 		for (i = 0; i < workers[t].log_len; i++) {
@@ -627,13 +679,13 @@ int main(int argc, char **argv)
 	struct jit_func *funcs = NULL;
 	struct worker *workers = NULL;
 	const char *log_path = NULL;
-	unsigned char *arena = NULL;
+	unsigned char *arena = NULL, *cold = NULL;
 	FILE *log = NULL;
-	size_t arena_len = 0;
+	size_t arena_len = 0, cold_len = 0;
 	uint64_t sink = 0;
 	int opt, err = 0;
 
-	while ((opt = getopt(argc, argv, "t:r:f:d:mFl:h")) != -1) {
+	while ((opt = getopt(argc, argv, "t:r:f:d:mFc:l:h")) != -1) {
 		switch (opt) {
 		case 't':
 			err = parse_uint(optarg, 1, 256, &nr_threads);
@@ -652,6 +704,9 @@ int main(int argc, char **argv)
 			break;
 		case 'F':
 			fork_mode = true;
+			break;
+		case 'c':
+			err = parse_uint(optarg, 0, 1000000, &nr_cold);
 			break;
 		case 'l':
 			log_path = optarg;
@@ -691,6 +746,14 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
+	if (nr_cold) {
+		cold = load_cold(nr_cold, &cold_len);
+		if (!cold) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+
 	funcs = calloc((size_t)nr_threads * nr_funcs, sizeof(*funcs));
 	workers = calloc(nr_threads, sizeof(*workers));
 	if (!funcs || !workers) {
@@ -724,6 +787,12 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
+	/* For a test to attach once the cold code is in place. */
+	if (nr_cold) {
+		printf("jitdemo: %u cold functions live, %u threads started\n",
+		       nr_cold, nr_threads);
+		fflush(stdout);
+	}
 	for (t = 0; t < nr_threads; t++) {
 		pthread_join(workers[t].thread, NULL);
 		if (workers[t].err && !err)
@@ -752,6 +821,8 @@ out:
 	perfinject__free(pi);
 	if (arena)
 		munmap(arena, arena_len);
+	if (cold)
+		munmap(cold, cold_len);
 	if (log && fclose(log) && !err) {
 		perror(log_path);
 		err = -EIO;

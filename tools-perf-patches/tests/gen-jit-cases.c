@@ -100,6 +100,7 @@ enum {
 #define LOAD		PERF_JIT_CODE_LOAD
 #define UNLOAD		PERF_JIT_CODE_UNLOAD
 #define MOVE		PERF_JIT_CODE_MOVE
+#define FLUSH		4	/* PERF_JIT_CODE_FLUSH */
 
 /* --- a file image that knows the width of each field ---------------- */
 
@@ -468,6 +469,8 @@ static void jit_raw(u32 op, u32 flags, u64 addr, u64 len, u64 new_addr,
 		put_sample_id(t++);
 }
 
+static u32 jit_flags;
+
 /* A well formed JIT_CODE record, as the kernel writes it. */
 static void jit(u32 op, u64 addr, u64 len, u64 new_addr, u64 index,
 		const char *name)
@@ -479,14 +482,22 @@ static void jit(u32 op, u64 addr, u64 len, u64 new_addr, u64 index,
 		die("out of memory\n");
 	if (name)
 		memcpy(buf, name, strlen(name));
-	jit_raw(op, op == LOAD ? PERF_JIT_CODE_FLAGS_SYNTHESIZED * (index & 1) : 0,
-		addr, len, new_addr, index, 48, buf, name_size, true, 0);
+	jit_raw(op, jit_flags, addr, len, new_addr, index, 48, buf, name_size,
+		true, 0);
 	free(buf);
 }
 
 static void load(u64 addr, u64 len, u64 index, const char *name)
 {
 	jit(LOAD, addr, len, 0, index, name);
+}
+
+/* A record of a profiler's replay of the registry (PERF_EVENT_IOC_JIT_CODE). */
+static void replay(u32 op, u64 addr, u64 len, u64 index, const char *name)
+{
+	jit_flags = PERF_JIT_CODE_FLAGS_SYNTHESIZED;
+	jit(op, addr, len, 0, index, name);
+	jit_flags = 0;
 }
 
 /* --- the cases ----------------------------------------------------------- */
@@ -527,7 +538,7 @@ static void malformed(const char *why)
 static void case_valid(void)
 {
 	/* every field of the record matters, in either byte order */
-	load(A, 0x40, 0x0123456789abcdefULL, "jit::Interp::eval_7");
+	replay(LOAD, A, 0x40, 0x0123456789abcdefULL, "jit::Interp::eval_7");
 	load(A + 0x40, 0xc0, 2, "jit::Parser::parse");
 	sample(A, "jit::Interp::eval_7");
 	sample(A + 0x3f, "jit::Interp::eval_7");
@@ -909,6 +920,59 @@ static void case_many_unloads(void)
 	expect_line("slow", "");
 }
 
+/*
+ * The window between a replay's snapshot and its records: live records
+ * that precede the replay in time are newer than what it says of their
+ * ranges. Code loaded there live stays, code unloaded there live stays
+ * gone, a replay elsewhere applies, and its later correction (the
+ * difference of a second snapshot) does not remove live code.
+ */
+static void case_replay_window(void)
+{
+	const u64 D = HEAP + 0x5000, E = HEAP + 0x6000;
+
+	before();
+	load(B, FN_LEN, 2, "jit::live_new");
+	jit(UNLOAD, D, FN_LEN, 0, 4, NULL);	/* loaded before perf came */
+	replay(LOAD, B, FN_LEN, 5, "jit::stale");
+	replay(LOAD, D, FN_LEN, 4, "jit::resurrected");
+	replay(LOAD, E, FN_LEN, 6, "jit::replayed");
+	sample(B + 0x10, "jit::live_new");
+	sample(D + 0x10, "[unknown]");
+	sample(E + 0x10, "jit::replayed");
+	/* the second snapshot's difference */
+	replay(UNLOAD, B, FN_LEN, 5, NULL);
+	replay(LOAD, B, FN_LEN, 2, "jit::live_new");
+	sample(B + 0x20, "jit::live_new");
+	/* a live move of replayed code carries its name; the source is free */
+	jit(MOVE, E, FN_LEN, E + 0x800, 6, NULL);
+	replay(LOAD, E, FN_LEN, 6, "jit::replayed");
+	sample(E + 0x10, "[unknown]");
+	sample(E + 0x810, "jit::replayed");
+	after_b("jit::live_new");
+	expect_line("warn", "Unload of unknown JIT code at %#llx, skipping",
+		    (unsigned long long)D);
+	expect_line("nowarn", "Malformed");
+}
+
+/* FLUSH: all code in the range is gone, and an empty range is no news. */
+static void case_flush(void)
+{
+	before();
+	load(B, FN_LEN / 2, 2, "jit::f1");
+	load(B + FN_LEN / 2, FN_LEN / 2, 4, "jit::f2");
+	sample(B + 0x10, "jit::f1");
+	sample(B + FN_LEN / 2 + 0x10, "jit::f2");
+	jit(FLUSH, B, FN_LEN, 0, 0, NULL);
+	sample(B + 0x10, "[unknown]");
+	sample(B + FN_LEN / 2 + 0x10, "[unknown]");
+	jit(FLUSH, HEAP + 0x8000, 0x1000, 0, 0, NULL);
+	after();
+	expect_line("show", "PERF_RECORD_JIT_CODE %u/%u: FLUSH [%#llx(%#x)] index 0 flags 0",
+		    pid, pid + 1, (unsigned long long)B, FN_LEN);
+	expect_line("nowarn", "JIT code");
+}
+
 static void case_many_live(void)
 {
 	const unsigned int n = 30000;
@@ -965,6 +1029,8 @@ static const struct {
 	{ "unaligned-size",		case_unaligned_size },
 	{ "many-unloads",		case_many_unloads },
 	{ "many-live",			case_many_live },
+	{ "replay-window",		case_replay_window },
+	{ "flush",			case_flush },
 };
 
 static void generate(const char *dir, unsigned int c)
