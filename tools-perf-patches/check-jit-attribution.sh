@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# check-jit-attribution.sh LOG PERF_DATA [PERF]
+# check-jit-attribution.sh LOG PERF_DATA [PERF [FROM]]
 #
 # Compare every sample in JIT code in PERF_DATA with the ground-truth LOG
 # of libperfinject's jitdemo (-l LOG: "tid start_ns end_ns 0xaddr len name"
@@ -9,15 +9,21 @@
 # that ran there at the time. PERF_DATA must be recorded with -k mono, so
 # that the sample times are on the log's clock. Exits 0 when at least 90%
 # of the checked samples are right, as the perf test
-# tools/perf/tests/shell/record_jit_code.sh does.
+# tools/perf/tests/shell/record_jit_code.sh does. FROM (seconds, as perf
+# script prints times) leaves out the samples before it.
 
-[ $# -ge 2 ] || { sed -n '3,11s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '3,13s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 log=$1
 data=$2
 perf=${3:-perf}
+from=${4:-0}
 
 "$perf" script -i "$data" -F tid,time,ip,sym --ns 2>/dev/null |
-awk '
+awk -v from="$from" '
+BEGIN {
+	split(from, f, ".")
+	from_ns = f[1] * 1000000000 + f[2]
+}
 function hex(s,    i, n) {
 	s = tolower(s)
 	sub(/^0x/, "", s)
@@ -35,9 +41,11 @@ FNR == NR {
 	next
 }
 {
-	samples++
 	split($2, t, /[.:]/)
 	ns = t[1] * 1000000000 + t[2]
+	if (ns < from_ns)
+		next
+	samples++
 	ip = hex($3)
 	injit = 0
 	for (i = 1; i <= n; i++) {

@@ -14,9 +14,14 @@
  *                          order writes it (big-endian on x86)
  *   DIR/CASE.expect        what perf should make of it, one line each,
  *                          fields separated by a tab:
- *                            sample IP SYM  a sample, in time order, and
+ *                            sample IP SYM [DSO]
+ *                                           a sample, in time order, and
  *                                           the symbol perf script must
- *                                           name it by ("-": any)
+ *                                           name it by ("-": any); DSO,
+ *                                           if there, the dso it must
+ *                                           show: "jit" for "[JIT] tid
+ *                                           N", "heap" for the code
+ *                                           heap's mapping, or a path
  *                            warn TEXT      text expected on stderr
  *                            nowarn TEXT    text that must not be there
  *                            show TEXT      text expected in the output
@@ -415,8 +420,16 @@ static void round_end(void)
 	put_event_header(PERF_RECORD_FINISHED_ROUND, 0, 8);
 }
 
+static void sample_in(u64 ip, const char *sym, const char *dso);
+
 /* A sample at ip, which perf script must name sym ("-": whatever). */
 static void sample(u64 ip, const char *sym)
+{
+	sample_in(ip, sym, NULL);
+}
+
+/* The same, in a dso ("jit", "heap" or a path) if not NULL. */
+static void sample_in(u64 ip, const char *sym, const char *dso)
 {
 	put_event_header(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 8 + 4 * 8);
 	put64(ip);
@@ -427,7 +440,21 @@ static void sample(u64 ip, const char *sym)
 	if (!first_sample)
 		first_sample = t;
 	last_sample = t++;
-	fprintf(expect, "sample\t%llx\t%s\n", (unsigned long long)ip, sym);
+	fprintf(expect, "sample\t%llx\t%s%s%s\n", (unsigned long long)ip, sym,
+		dso ? "\t" : "", dso ? dso : "");
+}
+
+/* pid forks child: a process of its own, with a copy of the memory. */
+static void fork_to(u32 child)
+{
+	put_event_header(PERF_RECORD_FORK, PERF_RECORD_MISC_USER,
+			 8 + 4 * 4 + 8 + SAMPLE_ID_SIZE);
+	put32(child);
+	put32(pid);
+	put32(child);
+	put32(pid);
+	put64(t);
+	put_sample_id(t++);
 }
 
 static void expect_line(const char *what, const char *fmt, ...)
@@ -823,24 +850,25 @@ static void case_move_wrap(void)
 	malformed("bad destination range");
 }
 
-static void case_move_wrap_partial(void)
+static void case_move_len(void)
 {
 	/*
-	 * The range moved is shorter than the code that starts in it: the
-	 * range's destination does not wrap, the code's would. perf cannot
-	 * put the code there: it should say so and drop it.
+	 * A move applies to the code loaded at addr, whatever its length,
+	 * and the record's length is the code's at the destination.
 	 */
+	const u64 D = HEAP + 0x8000;
+
 	before();
 	load(B, FN_LEN, 2, "jit::mover");
-	jit(MOVE, B, 0x10, 0xffffffffffffff80ULL, 2, NULL);
-	after();
-	sample(0xffffffffffffff90ULL, "-");
-	sample(0x10, "-");
-	load(B + 0x8000, FN_LEN, 5, "jit::last");
-	sample(B + 0x8010, "jit::last");
+	jit(MOVE, B, 0x10, D, 2, NULL);
+	sample(B + 0x8, "[unknown]");
+	sample(B + 0x80, "[unknown]");
+	sample_in(D + 0x8, "jit::mover", "jit");
+	sample_in(D + 0x10, "[unknown]", "heap");
+	load(B + 0x9000, FN_LEN, 5, "jit::last");
+	sample(B + 0x9010, "jit::last");
 	sample(A + 0x30, "jit::before");
-	sample(C + 0x40, "jit::after");
-	expect_line("warn", "Move of JIT code out of the address space, skipping");
+	expect_line("nowarn", "JIT code");
 	expect_line("nowarn", "Malformed");
 }
 
@@ -973,6 +1001,147 @@ static void case_flush(void)
 	expect_line("nowarn", "JIT code");
 }
 
+/*
+ * An unload in a dense heap leaves the heap's mapping there: neither a
+ * hole nor a neighbour stretched over it.
+ */
+static void case_dense_unload(void)
+{
+	load(B, FN_LEN, 2, "jit::d1");
+	load(B + FN_LEN, FN_LEN, 3, "jit::d2");
+	load(B + 2 * FN_LEN, FN_LEN, 4, "jit::d3");
+	sample_in(B + FN_LEN + 0x10, "jit::d2", "jit");
+	jit(UNLOAD, B + FN_LEN, FN_LEN, 0, 3, NULL);
+	sample_in(B + FN_LEN - 1, "jit::d1", "jit");
+	sample_in(B + FN_LEN, "[unknown]", "heap");
+	sample_in(B + 2 * FN_LEN - 1, "[unknown]", "heap");
+	sample_in(B + 2 * FN_LEN, "jit::d3", "jit");
+	sample_in(HEAP + 0x10, "[unknown]", "heap");
+	/* and a load in the middle of the gap splits nothing */
+	load(B + FN_LEN + 0x40, 0x40, 5, "jit::small");
+	sample_in(B + FN_LEN + 0x10, "[unknown]", "heap");
+	sample_in(B + FN_LEN + 0x50, "jit::small", "jit");
+	sample_in(B + FN_LEN + 0x90, "[unknown]", "heap");
+	expect_line("nowarn", "JIT code");
+}
+
+/*
+ * An unload applies to the code loaded at its address, whatever its
+ * length, with all that later loads left of it; one at an address inside
+ * a function is not about that function.
+ */
+static void case_partial_unload(void)
+{
+	before();
+	load(B, FN_LEN, 2, "jit::whole");
+	jit(UNLOAD, B, 0x10, 0, 2, NULL);
+	sample(B + 0x8, "[unknown]");
+	sample(B + 0x80, "[unknown]");
+	load(B, FN_LEN, 5, "jit::again");
+	jit(UNLOAD, B + 0x10, 0x10, 0, 5, NULL);
+	sample(B + 0x18, "jit::again");
+	sample(B + 0x80, "jit::again");
+	load(C, FN_LEN, 3, "jit::outer");
+	load(C + 0x40, 0x40, 4, "jit::inner");
+	sample(C + 0x10, "jit::outer");
+	sample(C + 0x50, "jit::inner");
+	sample(C + 0x90, "jit::outer");
+	jit(UNLOAD, C, FN_LEN, 0, 3, NULL);
+	sample(C + 0x10, "[unknown]");
+	sample(C + 0x50, "jit::inner");
+	sample(C + 0x90, "[unknown]");
+	sample(A + 0x20, "jit::before");
+	expect_line("warn", "Unload of unknown JIT code at %#llx, skipping",
+		    (unsigned long long)(B + 0x10));
+	expect_line("nowarn", "Malformed");
+}
+
+/*
+ * The range-gone operation (FLUSH) removes every piece of code that has a
+ * part in its range, also the parts outside it, and nothing else.
+ */
+static void case_flush_overlap(void)
+{
+	before();
+	load(B, FN_LEN, 2, "jit::straddles");
+	load(C, FN_LEN, 3, "jit::outer");
+	load(C + 0x40, 0x40, 4, "jit::inner");
+	jit(FLUSH, B + 0x80, 0x10, 0, 0, NULL);
+	sample(B + 0x10, "[unknown]");
+	sample(B + 0xf0, "[unknown]");
+	sample(C + 0x10, "jit::outer");
+	jit(FLUSH, C + 0x90, 0x10, 0, 0, NULL);
+	sample(C + 0x10, "[unknown]");
+	sample(C + 0x50, "jit::inner");
+	sample(C + 0x90, "[unknown]");
+	sample(A + 0x20, "jit::before");
+	expect_line("nowarn", "JIT code");
+	expect_line("nowarn", "Malformed");
+}
+
+/*
+ * A mapping that cannot run code, as under W^X while the runtime writes,
+ * and a new mapping of the heap keep its code; an executable mapping of a
+ * file where the heap was (the heap unmapped, a library mapped there)
+ * ends the code in its range, and only there.
+ */
+static void case_file_later(void)
+{
+	const u64 FAR = HEAP + 0x100000;
+
+	before();
+	load(B, FN_LEN, 2, "jit::heap_code");
+	load(FAR, FN_LEN, 4, "jit::far");
+	mmap2(HEAP, HEAP_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	      "//anon");
+	sample_in(B + 0x10, "jit::heap_code", "jit");
+	mmap2(HEAP, HEAP_LEN, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+	      "//anon");
+	sample_in(B + 0x10, "jit::heap_code", "jit");
+	sample_in(B + 0x200, "[unknown]", "heap");
+	mmap2(HEAP, 0x10000, PROT_READ | PROT_EXEC, MAP_PRIVATE,
+	      "/opt/gen-jit-cases/lib/libmappedlater.so");
+	sample_in(B + 0x10, "[unknown]", "/opt/gen-jit-cases/lib/libmappedlater.so");
+	sample_in(A + 0x10, "[unknown]", "/opt/gen-jit-cases/lib/libmappedlater.so");
+	sample_in(FAR + 0x10, "jit::far", "jit");
+	expect_line("nowarn", "JIT code");
+	expect_line("nowarn", "Malformed");
+}
+
+/*
+ * A fork: the child has the parent's code, and from then on each its own:
+ * a load in one is not in the other, nor an unload; an exec in the child
+ * ends the child's code only.
+ */
+static void case_fork(void)
+{
+	const u32 parent = pid, child = pid + 100;
+
+	before();
+	load(B, FN_LEN, 2, "jit::inherited");
+	fork_to(child);
+	pid = child;
+	sample_in(B + 0x10, "jit::inherited", "jit");
+	load(C, FN_LEN, 3, "jit::child_only");
+	sample(C + 0x10, "jit::child_only");
+	sample(B + 0x20, "jit::inherited");
+	pid = parent;
+	sample_in(C + 0x10, "[unknown]", "heap");
+	jit(UNLOAD, B, FN_LEN, 0, 2, NULL);
+	sample(B + 0x10, "[unknown]");
+	load(C + 0x1000, FN_LEN, 5, "jit::parent_only");
+	pid = child;
+	sample(B + 0x10, "jit::inherited");
+	sample(C + 0x1010, "[unknown]");
+	comm("newprog");
+	sample(B + 0x10, "[unknown]");
+	pid = parent;
+	sample(A + 0x20, "jit::before");
+	sample(C + 0x1010, "jit::parent_only");
+	expect_line("nowarn", "JIT code");
+	expect_line("nowarn", "Malformed");
+}
+
 static void case_many_live(void)
 {
 	const unsigned int n = 30000;
@@ -1022,7 +1191,7 @@ static const struct {
 	{ "move-unknown",		case_move_unknown },
 	{ "move-self",			case_move_self },
 	{ "move-wrap",			case_move_wrap },
-	{ "move-wrap-partial",		case_move_wrap_partial },
+	{ "move-len",			case_move_len },
 	{ "heap-remap",			case_heap_remap },
 	{ "exec",			case_exec },
 	{ "escapes",			case_escapes },
@@ -1031,6 +1200,11 @@ static const struct {
 	{ "many-live",			case_many_live },
 	{ "replay-window",		case_replay_window },
 	{ "flush",			case_flush },
+	{ "dense-unload",		case_dense_unload },
+	{ "partial-unload",		case_partial_unload },
+	{ "flush-overlap",		case_flush_overlap },
+	{ "file-later",			case_file_later },
+	{ "fork",			case_fork },
 };
 
 static void generate(const char *dir, unsigned int c)

@@ -10,11 +10,15 @@
 #   perf report --stdio -n --sort sym
 #   perf script -F ip,sym
 #   perf script --show-jit-code-events -F ip,sym
+#   perf script -F ip,dso               (cases that say a sample's dso)
+#   perf annotate --stdio [SYM]         (cases with JIT samples)
 #
 # each under timeout. Checks: no crash (signal) or hang, exit status 0,
 # the expected warnings on stderr and no unexpected ones, every sample
-# named as expected (perf script) and the symbol counts (perf report),
-# the expected lines of --show-jit-code-events, no control bytes and
+# named as expected (perf script), in the expected dso, and the symbol
+# counts (perf report), perf annotate's reason why it cannot disassemble
+# JIT code once a process, the expected lines of
+# --show-jit-code-events, no control bytes and
 # only valid UTF-8 in any output, and the same outputs from both byte
 # orders. Prints PASS:/FAIL: per check and a summary; exits 1 if any
 # check failed.
@@ -180,6 +184,45 @@ check_samples() {
 	fi
 }
 
+# The dso of each sample that the case gives one: "jit" is the process's
+# "[JIT] tid N", "heap" the code heap's anonymous mapping (perf calls it
+# //anon, or /tmp/perf-N.map when the pid exists here).
+check_dsos() {
+	local what=$1 name=$2 msg
+	msg=$(awk -F'\t' '
+	FNR == NR {
+		if ($1 == "sample") { n++; dso[n] = $4 }
+		next
+	}
+	{
+		sub(/^ +/, "")
+		m++
+		if (dso[m] == "") next
+		checked++
+		i = index($0, " (")
+		gip = i ? substr($0, 1, i - 1) : $0
+		got = i ? substr($0, i + 2) : ""
+		sub(/\)$/, "", got)
+		want = dso[m]
+		if (want == "jit") ok = got ~ /^\[JIT\] tid [0-9]+$/
+		else if (want == "heap") ok = got == "//anon" || got ~ /^\/tmp\/perf-[0-9]+\.map$/
+		else ok = got == want
+		if (!ok && !bad++)
+			first = "sample " m " at " gip ": dso \"" substr(got, 1, 80) \
+				"\", expected " want
+	}
+	END {
+		if (m < n) printf "%d samples, expected %d; ", m, n
+		if (bad) printf "%d in the wrong dso, first %s", bad, first
+		else if (!checked) printf "no sample checked"
+	}' "$expect" "$res/$name.out")
+	if [ -z "$msg" ]; then
+		pass "$what: every sample in the expected dso"
+	else
+		fail "$what: $msg"
+	fi
+}
+
 # The sample count of each symbol; perf report may list a name twice,
 # for two places, so add them up.
 check_report() {
@@ -260,6 +303,38 @@ for c in $cases; do
 			check_printable "$what" $r
 		done
 		check_samples "$c ($order) script" script
+		# perf annotate of a JIT function that samples hit (it filters
+		# the others out, and must leave their symbols alone): the
+		# reason it cannot disassemble it, once.
+		sym=$(awk -F'\t' '$1 == "sample" && $3 ~ /^jit::/ { print $3; exit }' "$expect")
+		if [ -n "$sym" ]; then
+			run annotate annotate -i "$file" --stdio "$sym"
+			check_exit "$c ($order) annotate $sym" annotate
+			n=$(grep -c 'is JIT code known from PERF_RECORD_JIT_CODE' "$res/annotate.out" "$res/annotate.err" |
+				awk -F: '{ n += $NF } END { print n }')
+			if [ "$n" = 1 ]; then
+				pass "$c ($order) annotate $sym: says once why it cannot"
+			else
+				fail "$c ($order) annotate $sym: the reason $n times, want once"
+			fi
+			# and of all of them: once a process (the fork case has
+			# two), not once a function
+			run annotate-all annotate -i "$file" --stdio
+			check_exit "$c ($order) annotate" annotate-all
+			n=$(grep -c 'is JIT code known from PERF_RECORD_JIT_CODE' \
+				"$res/annotate-all.out" "$res/annotate-all.err" |
+				awk -F: '{ n += $NF } END { print n }')
+			if [ "$n" -ge 1 ] && [ "$n" -le 2 ]; then
+				pass "$c ($order) annotate: says why it cannot once a process ($n)"
+			else
+				fail "$c ($order) annotate: the reason $n times, want once a process"
+			fi
+		fi
+		if awk -F'\t' '$1 == "sample" && $4 != "" { f = 1 } END { exit !f }' "$expect"; then
+			run dso script -i "$file" -F ip,dso
+			check_exit "$c ($order) script -F ip,dso" dso
+			check_dsos "$c ($order) script -F ip,dso" dso
+		fi
 		check_report "$c ($order) report" report
 		check_show "$c ($order) show" show
 	done
