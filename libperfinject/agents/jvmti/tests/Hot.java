@@ -5,7 +5,8 @@
  * enough that it is compiled on its own (and on-stack replaced) rather
  * than only inlined into its caller. A count of rounds keeps the share of
  * compiled code the same on a slow machine. Prints "pid PID" first and
- * "done SINK" at the end.
+ * "done SINK" at the end. Hot SECONDS ROUNDS warm first runs a round of
+ * Bench, through much of the JDK, so that many more methods are live.
  */
 public class Hot {
 	static long alpha(long n)
@@ -46,6 +47,8 @@ public class Hot {
 
 		for (int i = 0; i < a.length; i++)
 			a[i] = i * 7;
+		if (args.length > 2 && args[2].equals("warm"))
+			Bench.main(new String[] { "1" });
 		System.out.println("pid " + ProcessHandle.current().pid());
 		System.out.flush();
 		do {
