@@ -24,6 +24,12 @@
  * --truth FILE gets one line per sample, in time order: the sample's IP in
  * hex and the name of the function that was loaded there at its time.
  *
+ * Other options give it the shape of a real runtime and session: several
+ * threads, several CPUs (records in time order per CPU only, as perf
+ * record writes them), a second event of another sample_type, call
+ * chains, an MMAP2 of the code heap every N loads (W^X), gaps between
+ * functions, and reuse with other lengths.
+ *
  * Everything but the header's cmdline and os release depends only on the
  * options: the pseudo-random numbers are from a seeded splitmix64.
  *
@@ -170,6 +176,13 @@ static struct {
 	u64		seed;
 	u32		pid;
 	u64		round_bytes;
+	unsigned int	nr_threads;
+	unsigned int	nr_cpus;
+	unsigned int	nr_events;
+	unsigned int	callchain;
+	unsigned long	mmap_every;
+	unsigned int	gap;
+	bool		reuse_len;
 } opt = {
 	.output		= "perf.data",
 	.nr_functions	= 200000,
@@ -177,6 +190,9 @@ static struct {
 	.seed		= 1,
 	.pid		= 4242,
 	.round_bytes	= 65536,
+	.nr_threads	= 1,
+	.nr_cpus	= 1,
+	.nr_events	= 1,
 };
 
 static u64 rng_state;
@@ -268,102 +284,182 @@ static const char *fn_name(unsigned long i)
 /* --- perf.data records ------------------------------------------------ */
 
 static struct out data;
-static u64 last_round_off;
-static struct perf_event_attr attr;
 
-static void emit(const void *rec, size_t len, u64 time)
+/*
+ * The events: the first one also takes the tracking records (COMM, MMAP2,
+ * JIT_CODE), as perf record's first event or its dummy does; with
+ * --events 2 a second one, of another sample_type (with CPU and ADDR, as a
+ * tracepoint next to cycles has), takes every other sample. Each has one
+ * id, which PERF_SAMPLE_IDENTIFIER carries when there are two.
+ */
+struct event {
+	struct perf_event_attr	attr;
+	u64			id;
+	const char		*name;
+};
+
+static struct event events[2];
+
+/*
+ * perf record reads the ring buffers of all CPUs in a pass and writes
+ * what each holds, one after the other, then a FINISHED_ROUND: records are
+ * in time order per CPU, not across them. Records are kept per CPU until
+ * a round's worth is there.
+ */
+struct cpu_buf {
+	char	*buf;
+	size_t	len;
+	size_t	alloc;
+};
+
+static struct cpu_buf *cpu_bufs;
+static size_t buffered;
+
+/* Who writes the record at hand: its thread and its CPU. */
+static u32 cur_tid;
+static unsigned int cur_cpu;
+
+static void rec_put(const void *rec, size_t len)
 {
-	struct sample_id id = {
-		.pid	= opt.pid,
-		.tid	= opt.pid,
-		.time	= time,
-	};
+	struct cpu_buf *cb = &cpu_bufs[cur_cpu];
 
-	out_write(&data, rec, len);
-	out_write(&data, &id, sizeof(id));
+	if (cb->len + len > cb->alloc) {
+		size_t alloc = cb->alloc ? 2 * cb->alloc : 1 << 20;
+
+		while (alloc < cb->len + len)
+			alloc *= 2;
+		cb->buf = realloc(cb->buf, alloc);
+		if (!cb->buf)
+			die("out of memory\n");
+		cb->alloc = alloc;
+	}
+	memcpy(cb->buf + cb->len, rec, len);
+	cb->len += len;
+	buffered += len;
 }
 
-/* Like perf record after a pass over the ring buffers. */
-static void maybe_finished_round(void)
+static void flush_round(void)
 {
 	struct perf_event_header h = {
 		.type	= PERF_RECORD_FINISHED_ROUND,
 		.size	= sizeof(h),
 	};
 
-	if (data.off - last_round_off < opt.round_bytes)
-		return;
+	for (unsigned int cpu = 0; cpu < opt.nr_cpus; cpu++) {
+		out_write(&data, cpu_bufs[cpu].buf, cpu_bufs[cpu].len);
+		cpu_bufs[cpu].len = 0;
+	}
 	out_write(&data, &h, sizeof(h));
-	last_round_off = data.off;
+	buffered = 0;
 }
 
-static void emit_comm(const char *comm, u64 time)
+/* Like perf record after a pass over the ring buffers. */
+static void maybe_finished_round(void)
 {
-	struct {
-		struct perf_event_header h;
-		u32 pid, tid;
-		char comm[16];
-	} r = {
-		.h.type	= PERF_RECORD_COMM,
-		.h.misc	= PERF_RECORD_MISC_USER | PERF_RECORD_MISC_COMM_EXEC,
-		.h.size	= sizeof(r) + sizeof(struct sample_id),
-		.pid	= opt.pid,
-		.tid	= opt.pid,
-	};
+	if (buffered >= opt.round_bytes)
+		flush_round();
+}
 
-	snprintf(r.comm, sizeof(r.comm), "%s", comm);
-	emit(&r, sizeof(r), time);
+/* A record under construction: its header, body, then sample_id. */
+static union {
+	struct perf_event_header	h;
+	char				b[8192];
+} rb;
+static size_t rb_len;
+
+static void rb_start(u32 type, u16 misc)
+{
+	rb.h.type = type;
+	rb.h.misc = misc;
+	rb_len = sizeof(rb.h);
+}
+
+static void rb_add(const void *p, size_t len)
+{
+	if (rb_len + len > sizeof(rb))
+		die("record too large\n");
+	memcpy(rb.b + rb_len, p, len);
+	rb_len += len;
+}
+
+static void rb_u32(u32 v)
+{
+	rb_add(&v, sizeof(v));
+}
+
+static void rb_u64(u64 v)
+{
+	rb_add(&v, sizeof(v));
+}
+
+static void rb_end(void)
+{
+	rb.h.size = rb_len;
+	rec_put(&rb, rb_len);
+}
+
+/* The sample_id of @ev, in the order perf_event.h gives. */
+static void rb_sample_id(const struct event *ev, u64 time)
+{
+	u64 type = ev->attr.sample_type;
+
+	if (type & PERF_SAMPLE_TID) {
+		rb_u32(opt.pid);
+		rb_u32(cur_tid);
+	}
+	if (type & PERF_SAMPLE_TIME)
+		rb_u64(time);
+	if (type & PERF_SAMPLE_CPU) {
+		rb_u32(cur_cpu);
+		rb_u32(0);
+	}
+	if (type & PERF_SAMPLE_IDENTIFIER)
+		rb_u64(ev->id);
+}
+
+static void emit_comm(const char *comm, bool exec, u64 time)
+{
+	char name[16] = "";
+
+	snprintf(name, sizeof(name), "%s", comm);
+	rb_start(PERF_RECORD_COMM, PERF_RECORD_MISC_USER |
+		 (exec ? PERF_RECORD_MISC_COMM_EXEC : 0));
+	rb_u32(opt.pid);
+	rb_u32(cur_tid);
+	rb_add(name, sizeof(name));
+	rb_sample_id(&events[0], time);
+	rb_end();
 }
 
 static void emit_mmap2(u64 addr, u64 len, u32 prot, u32 flags,
 		       const char *filename, u64 time)
 {
-	struct {
-		struct perf_event_header h;
-		u32 pid, tid;
-		u64 addr, len, pgoff;
-		u32 maj, min;
-		u64 ino, ino_generation;
-		u32 prot, flags;
-	} r = {
-		.h.type	= PERF_RECORD_MMAP2,
-		.h.misc	= PERF_RECORD_MISC_USER,
-		.pid	= opt.pid,
-		.tid	= opt.pid,
-		.addr	= addr,
-		.len	= len,
-		.prot	= prot,
-		.flags	= flags,
-	};
 	size_t fn_size = ALIGN8(strlen(filename) + 1);
 	char name[PATH_MAX + 8] = "";
 
 	if (fn_size > sizeof(name))
 		die("%s: name too long\n", filename);
 	snprintf(name, sizeof(name), "%s", filename);
-	r.h.size = sizeof(r) + fn_size + sizeof(struct sample_id);
-	out_write(&data, &r, sizeof(r));
-	emit(name, fn_size, time);
+	rb_start(PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+	rb_u32(opt.pid);
+	rb_u32(cur_tid);
+	rb_u64(addr);
+	rb_u64(len);
+	rb_u64(0);		/* pgoff */
+	rb_u32(0);		/* maj */
+	rb_u32(0);		/* min */
+	rb_u64(0);		/* ino */
+	rb_u64(0);		/* ino_generation */
+	rb_u32(prot);
+	rb_u32(flags);
+	rb_add(name, fn_size);
+	rb_sample_id(&events[0], time);
+	rb_end();
 }
 
 static void emit_jit_code(u32 op, u64 addr, u64 len, u64 index,
 			  const char *fn, u64 time)
 {
-	struct {
-		struct perf_event_header h;
-		u32 pid, tid;
-		u32 op, flags;
-		u64 addr, len, new_addr, code_index;
-	} r = {
-		.h.type		= PERF_RECORD_JIT_CODE,
-		.h.misc		= PERF_RECORD_MISC_USER,
-		.pid		= opt.pid,
-		.tid		= opt.pid,
-		.op		= op,
-		.addr		= addr,
-		.len		= len,
-		.code_index	= index,
-	};
 	size_t name_size = fn ? ALIGN8(strlen(fn) + 1) : 0;
 	char name[128] = "";
 
@@ -371,31 +467,48 @@ static void emit_jit_code(u32 op, u64 addr, u64 len, u64 index,
 		die("name too long\n");
 	if (fn)
 		snprintf(name, sizeof(name), "%s", fn);
-	r.h.size = sizeof(r) + name_size + sizeof(struct sample_id);
-	out_write(&data, &r, sizeof(r));
-	emit(name, name_size, time);
+	rb_start(PERF_RECORD_JIT_CODE, PERF_RECORD_MISC_USER);
+	rb_u32(opt.pid);
+	rb_u32(cur_tid);
+	rb_u32(op);
+	rb_u32(0);		/* flags */
+	rb_u64(addr);
+	rb_u64(len);
+	rb_u64(0);		/* new_addr */
+	rb_u64(index);
+	rb_add(name, name_size);
+	rb_sample_id(&events[0], time);
+	rb_end();
 }
 
-static void emit_sample(u64 ip, u64 time)
+/* A sample of @ev at @ip, with @nr_callers return addresses in @callers. */
+static void emit_sample(const struct event *ev, u64 ip, u64 time,
+			const u64 *callers, unsigned int nr_callers)
 {
-	struct {
-		struct perf_event_header h;
-		u64 ip;
-		u32 pid, tid;
-		u64 time;
-		u64 period;
-	} r = {
-		.h.type	= PERF_RECORD_SAMPLE,
-		.h.misc	= PERF_RECORD_MISC_USER,
-		.h.size	= sizeof(r),
-		.ip	= ip,
-		.pid	= opt.pid,
-		.tid	= opt.pid,
-		.time	= time,
-		.period	= SAMPLE_PERIOD,
-	};
+	u64 type = ev->attr.sample_type;
 
-	out_write(&data, &r, sizeof(r));
+	rb_start(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	if (type & PERF_SAMPLE_IDENTIFIER)
+		rb_u64(ev->id);
+	rb_u64(ip);
+	rb_u32(opt.pid);
+	rb_u32(cur_tid);
+	rb_u64(time);
+	if (type & PERF_SAMPLE_ADDR)
+		rb_u64(0);
+	if (type & PERF_SAMPLE_CPU) {
+		rb_u32(cur_cpu);
+		rb_u32(0);
+	}
+	rb_u64(SAMPLE_PERIOD);
+	if (type & PERF_SAMPLE_CALLCHAIN) {
+		rb_u64(2 + nr_callers);
+		rb_u64(PERF_CONTEXT_USER);
+		rb_u64(ip);
+		for (unsigned int i = 0; i < nr_callers; i++)
+			rb_u64(callers[i]);
+	}
+	rb_end();
 }
 
 /* --- header features -------------------------------------------------- */
@@ -443,8 +556,8 @@ static void write_feature(struct out *o, int feat, int argc, char **argv,
 		write_string(o, uts.machine);
 		break;
 	case HEADER_NRCPUS:
-		write_u32(o, 1);	/* available */
-		write_u32(o, 1);	/* online */
+		write_u32(o, opt.nr_cpus);	/* available */
+		write_u32(o, opt.nr_cpus);	/* online */
 		break;
 	case HEADER_CMDLINE:
 		write_u32(o, argc);
@@ -452,11 +565,14 @@ static void write_feature(struct out *o, int feat, int argc, char **argv,
 			write_string(o, argv[i]);
 		break;
 	case HEADER_EVENT_DESC:
-		write_u32(o, 1);
-		write_u32(o, sizeof(attr));
-		out_write(o, &attr, sizeof(attr));
-		write_u32(o, 0);	/* no ids: one event */
-		write_string(o, "cpu-clock:u");
+		write_u32(o, opt.nr_events);
+		write_u32(o, sizeof(struct perf_event_attr));
+		for (i = 0; i < (int)opt.nr_events; i++) {
+			out_write(o, &events[i].attr, sizeof(events[i].attr));
+			write_u32(o, 1);
+			write_string(o, events[i].name);
+			write_u64(o, events[i].id);
+		}
 		break;
 	case HEADER_SAMPLE_TIME:
 		write_u64(o, first_sample);
@@ -469,7 +585,7 @@ static void write_feature(struct out *o, int feat, int argc, char **argv,
 }
 
 static void write_header(int argc, char **argv, u64 first_sample,
-			 u64 last_sample, u64 data_offset)
+			 u64 last_sample, u64 attrs_offset, u64 data_offset)
 {
 	static const int feats[] = {
 		HEADER_HOSTNAME, HEADER_OSRELEASE, HEADER_VERSION, HEADER_ARCH,
@@ -483,8 +599,8 @@ static void write_header(int argc, char **argv, u64 first_sample,
 		.size		= sizeof(fh),
 		.attr_size	= sizeof(struct perf_file_attr),
 		.attrs		= {
-			.offset	= sizeof(fh),
-			.size	= sizeof(struct perf_file_attr),
+			.offset	= attrs_offset,
+			.size	= opt.nr_events * sizeof(struct perf_file_attr),
 		},
 		.data		= {
 			.offset	= data_offset,
@@ -600,18 +716,73 @@ static void unload(const struct slot *s, u64 time)
 			      NULL, time);
 }
 
+/* The event, thread and CPU of the next record: random where there are several. */
+static const struct event *pick(void)
+{
+	cur_tid = opt.nr_threads > 1 ? opt.pid + rnd() % opt.nr_threads : opt.pid;
+	cur_cpu = opt.nr_cpus > 1 ? rnd() % opt.nr_cpus : 0;
+	return opt.nr_events > 1 ? &events[rnd() % 2] : &events[0];
+}
+
+static void setup_events(void)
+{
+	struct perf_event_attr *attr = &events[0].attr;
+	u64 type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+		   PERF_SAMPLE_PERIOD;
+
+	if (opt.nr_cpus > 1)
+		type |= PERF_SAMPLE_CPU;	/* as perf record -a */
+	if (opt.callchain)
+		type |= PERF_SAMPLE_CALLCHAIN;
+	if (opt.nr_events > 1)
+		type |= PERF_SAMPLE_IDENTIFIER;
+
+	attr->type		= PERF_TYPE_SOFTWARE;
+	attr->size		= sizeof(*attr);
+	attr->config		= PERF_COUNT_SW_CPU_CLOCK;
+	attr->sample_period	= SAMPLE_PERIOD;
+	attr->sample_type	= type;
+	attr->disabled		= 1;
+	attr->exclude_kernel	= 1;
+	attr->exclude_hv	= 1;
+	attr->mmap		= 1;
+	attr->comm		= 1;
+	attr->task		= 1;
+	attr->sample_id_all	= 1;
+	attr->mmap2		= 1;
+	attr->comm_exec		= 1;
+	attr->use_clockid	= 1;
+	attr->clockid		= CLOCK_MONOTONIC;
+	attr->jit_code		= 1;	/* as patched perf record asks */
+	events[0].id = 1000;
+	events[0].name = "cpu-clock:u";
+
+	/* Samples only, and a sample_id of another size. */
+	events[1].attr = *attr;
+	events[1].attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	events[1].attr.sample_type |= PERF_SAMPLE_CPU | PERF_SAMPLE_ADDR;
+	events[1].attr.mmap = events[1].attr.comm = events[1].attr.task = 0;
+	events[1].attr.mmap2 = events[1].attr.comm_exec = 0;
+	events[1].attr.jit_code = 0;
+	events[1].id = 1001;
+	events[1].name = "task-clock:u";
+}
+
 static void generate(int argc, char **argv)
 {
 	unsigned long nr_slots = 0, i, k, nr, done = 0, reused = 0;
-	u64 heap_len = ALIGN8(opt.nr_functions * FN_MAX_LEN);
+	u64 fn_span = FN_MAX_LEN + (opt.gap + FN_ALIGN - 1) / FN_ALIGN * FN_ALIGN;
+	u64 heap_len = ALIGN8(opt.nr_functions * fn_span);
 	u64 t = T0, first_sample = 0, last_sample = 0;
-	u64 heap_top = HEAP_START, data_offset;
+	u64 heap_top = HEAP_START, attrs_offset, data_offset;
+	u64 callers[64];
 	struct slot *slots;
 	char line[160];
 
 	heap_len = (heap_len + (2 << 20) - 1) & ~(u64)((2 << 20) - 1);
 	slots = calloc(opt.nr_functions, sizeof(*slots));
-	if (!slots)
+	cpu_bufs = calloc(opt.nr_cpus, sizeof(*cpu_bufs));
+	if (!slots || !cpu_bufs)
 		die("out of memory\n");
 
 	out_open(&data, opt.output);
@@ -620,35 +791,35 @@ static void generate(int argc, char **argv)
 	if (opt.mode == MODE_PERFMAP)
 		out_open(&perf_map, opt.perf_map);
 
-	/* header and attr, rewritten at the end */
-	attr.type		= PERF_TYPE_SOFTWARE;
-	attr.size		= sizeof(attr);
-	attr.config		= PERF_COUNT_SW_CPU_CLOCK;
-	attr.sample_period	= SAMPLE_PERIOD;
-	attr.sample_type	= PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-				  PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
-	attr.disabled		= 1;
-	attr.exclude_kernel	= 1;
-	attr.exclude_hv		= 1;
-	attr.mmap		= 1;
-	attr.comm		= 1;
-	attr.task		= 1;
-	attr.sample_id_all	= 1;
-	attr.mmap2		= 1;
-	attr.comm_exec		= 1;
-	attr.use_clockid	= 1;
-	attr.clockid		= CLOCK_MONOTONIC;
-	attr.jit_code		= 1;	/* as patched perf record asks */
-
+	/* header, ids and attrs, the header rewritten at the end */
+	setup_events();
 	out_zero(&data, sizeof(struct perf_file_header));
-	{
-		struct perf_file_attr fa = { .attr = attr };
+	for (i = 0; i < opt.nr_events && opt.nr_events > 1; i++)
+		out_write(&data, &events[i].id, sizeof(events[i].id));
+	attrs_offset = data.off;
+	for (i = 0; i < opt.nr_events; i++) {
+		struct perf_file_attr fa = {
+			.attr	= events[i].attr,
+			.ids	= {
+				.offset	= sizeof(struct perf_file_header) + i * sizeof(u64),
+				.size	= sizeof(u64),
+			},
+		};
 
+		/* One event: no ids, as perf record writes it. */
+		if (opt.nr_events == 1)
+			fa.ids.offset = fa.ids.size = 0;
 		out_write(&data, &fa, sizeof(fa));
 	}
 	data_offset = data.off;
 
-	emit_comm("jitvm", t++);
+	cur_tid = opt.pid;
+	emit_comm("jitvm", true, t++);
+	for (i = 1; i < opt.nr_threads; i++) {
+		cur_tid = opt.pid + i;
+		emit_comm("jitvm-worker", false, t++);
+	}
+	cur_tid = opt.pid;
 	emit_mmap2(EXE_START, 0x100000, PROT_READ | PROT_EXEC, MAP_PRIVATE,
 		   "/opt/gen-perf-data/bin/jitvm", t++);
 	emit_mmap2(HEAP_START, heap_len, PROT_READ | PROT_WRITE | PROT_EXEC,
@@ -663,31 +834,51 @@ static void generate(int argc, char **argv)
 	for (i = 0; i < opt.nr_functions; i++) {
 		struct slot *s;
 
+		pick();
 		t += 1 + rnd() % 1000;
 		if (nr_slots && rnd() % 100 < opt.reuse_pct) {
 			s = &slots[rnd() % nr_slots];
 			unload(s, t++);
 			reused++;
+			/* Another length: the same or shorter, in the same place. */
+			if (opt.reuse_len)
+				s->len = FN_ALIGN * (1 + rnd() % (s->len / FN_ALIGN));
 		} else {
 			s = &slots[nr_slots++];
 			s->addr = heap_top;
 			s->len = FN_ALIGN * (1 + rnd() % (FN_MAX_LEN / FN_ALIGN));
 			heap_top += s->len;
+			if (opt.gap)
+				heap_top += FN_ALIGN * (rnd() % (opt.gap / FN_ALIGN + 1));
 		}
 		s->fn = i;
 		load(s, t);
+		/* W^X: the runtime makes the heap executable again. */
+		if (opt.mmap_every && (i + 1) % opt.mmap_every == 0)
+			emit_mmap2(HEAP_START, heap_len, PROT_READ | PROT_EXEC,
+				   MAP_PRIVATE | MAP_ANONYMOUS, "//anon", t++);
 
 		/* samples, spread evenly over the loads */
 		nr = (i + 1) * opt.nr_samples / opt.nr_functions - done;
 		for (k = 0; k < nr; k++) {
+			const struct event *ev = pick();
 			const struct slot *hit;
+			unsigned int c;
 			u64 ip;
 
 			t += SAMPLE_PERIOD / 2 + rnd() % SAMPLE_PERIOD;
 			/* a quarter in the newest function, the rest anywhere */
 			hit = rnd() % 4 ? &slots[rnd() % nr_slots] : s;
 			ip = hit->addr + rnd() % hit->len;
-			emit_sample(ip, t);
+			/* callers: live JIT functions, then the program's main */
+			for (c = 0; c + 1 < opt.callchain; c++) {
+				const struct slot *caller = &slots[rnd() % nr_slots];
+
+				callers[c] = caller->addr + rnd() % caller->len;
+			}
+			if (opt.callchain)
+				callers[c++] = EXE_START + 0x1234;
+			emit_sample(ev, ip, t, callers, c);
 			if (!first_sample)
 				first_sample = t;
 			last_sample = t;
@@ -702,16 +893,10 @@ static void generate(int argc, char **argv)
 		done += nr;
 		maybe_finished_round();
 	}
-	{
-		struct perf_event_header h = {
-			.type	= PERF_RECORD_FINISHED_ROUND,
-			.size	= sizeof(h),
-		};
+	flush_round();
 
-		out_write(&data, &h, sizeof(h));
-	}
-
-	write_header(argc, argv, first_sample, last_sample, data_offset);
+	write_header(argc, argv, first_sample, last_sample, attrs_offset,
+		     data_offset);
 	out_close(&data);
 	if (opt.truth)
 		out_close(&truth);
@@ -723,6 +908,9 @@ static void generate(int argc, char **argv)
 	fprintf(stderr, "gen-perf-data: %s: %lu functions (%lu at a reused address), %lu samples, code heap %#llx-%#llx\n",
 		opt.output, opt.nr_functions, reused, done,
 		(unsigned long long)HEAP_START, (unsigned long long)heap_top);
+	for (i = 0; i < opt.nr_cpus; i++)
+		free(cpu_bufs[i].buf);
+	free(cpu_bufs);
 	free(slots);
 }
 
@@ -741,7 +929,18 @@ static void usage(int code)
 "      --perf-map FILE  perf map to write in perfmap mode (/tmp/perf-PID.map)\n"
 "      --jitdump FILE   jitdump to write in jitdump mode, an absolute path\n"
 "                       named jit-PID.dump (DIR-of-output/jit-PID.dump)\n"
-"      --round-bytes B  FINISHED_ROUND every B bytes of records (65536)\n");
+"      --round-bytes B  FINISHED_ROUND every B bytes of records (65536)\n"
+"  The shape of a real runtime and session (defaults: the simplest):\n"
+"  -T, --threads N      N threads load code and are sampled (1)\n"
+"  -C, --cpus N         records come from N CPUs, in time order per CPU only,\n"
+"                       as perf record writes them; adds PERF_SAMPLE_CPU (1)\n"
+"  -E, --events N       1, or 2: a second event of another sample_type\n"
+"                       (CPU, ADDR) takes half the samples (1)\n"
+"  -g, --callchain D    samples carry D callers: JIT code, then main (0)\n"
+"      --mmap-every N   an MMAP2 of the code heap after every N loads, as\n"
+"                       an mprotect() under W^X makes it (0: never)\n"
+"      --gap MAX        up to MAX bytes between functions (0: packed)\n"
+"      --reuse-len      a reused place gets another length, not longer\n");
 	exit(code);
 }
 
@@ -771,13 +970,20 @@ int main(int argc, char **argv)
 		{ "perf-map",	 required_argument, NULL, 'M' },
 		{ "jitdump",	 required_argument, NULL, 'J' },
 		{ "round-bytes", required_argument, NULL, 'R' },
+		{ "threads",	 required_argument, NULL, 'T' },
+		{ "cpus",	 required_argument, NULL, 'C' },
+		{ "events",	 required_argument, NULL, 'E' },
+		{ "callchain",	 required_argument, NULL, 'g' },
+		{ "mmap-every",	 required_argument, NULL, 'W' },
+		{ "gap",	 required_argument, NULL, 'G' },
+		{ "reuse-len",	 no_argument,	    NULL, 'L' },
 		{ "help",	 no_argument,	    NULL, 'h' },
 		{ }
 	};
 	char path[PATH_MAX], *dir;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "m:o:n:s:r:S:p:t:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:o:n:s:r:S:p:t:T:C:E:g:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			if (!strcmp(optarg, "jit"))
@@ -819,6 +1025,27 @@ int main(int argc, char **argv)
 		case 'R':
 			opt.round_bytes = parse_ul(optarg, "round size");
 			break;
+		case 'T':
+			opt.nr_threads = parse_ul(optarg, "number of threads");
+			break;
+		case 'C':
+			opt.nr_cpus = parse_ul(optarg, "number of CPUs");
+			break;
+		case 'E':
+			opt.nr_events = parse_ul(optarg, "number of events");
+			break;
+		case 'g':
+			opt.callchain = parse_ul(optarg, "call chain depth");
+			break;
+		case 'W':
+			opt.mmap_every = parse_ul(optarg, "loads between mmaps");
+			break;
+		case 'G':
+			opt.gap = parse_ul(optarg, "gap");
+			break;
+		case 'L':
+			opt.reuse_len = true;
+			break;
 		case 'h':
 			usage(0);
 			break;
@@ -830,6 +1057,10 @@ int main(int argc, char **argv)
 		usage(2);
 	if (!opt.nr_functions || !opt.pid || opt.reuse_pct > 100)
 		die("need at least one function, a pid and a reuse of at most 100%%\n");
+	if (!opt.nr_threads || opt.nr_threads > 1000 || !opt.nr_cpus ||
+	    opt.nr_cpus > 1024 || opt.nr_events < 1 || opt.nr_events > 2 ||
+	    opt.callchain > 63 || opt.gap > (1 << 20))
+		die("threads 1 to 1000, CPUs 1 to 1024, events 1 or 2, callers at most 63, a gap of at most 1 MiB\n");
 	rng_state = opt.seed;
 
 	if (opt.mode == MODE_PERFMAP && !opt.perf_map) {

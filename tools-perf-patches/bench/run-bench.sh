@@ -5,13 +5,20 @@
 # side by side with the same workload through a perf map and through a
 # jitdump + perf inject --jit. See README.md.
 #
-#   run-bench.sh [--quick] [-n FUNCTIONS] [-s SAMPLES] [-r REUSE_PCT]
-#                [-o OUTDIR] [--perf PERF] [--uapi DIR] [--pid PID] [--keep]
+#   run-bench.sh [--quick] [--real] [-n FUNCTIONS] [-s SAMPLES]
+#                [-r REUSE_PCT] [-o OUTDIR] [--perf PERF] [--uapi DIR]
+#                [--pid PID] [--keep]
 #
 #   -n, -s        functions and samples (200000 and 1000000; --quick: 2000
 #                 and 10000)
 #   -r PCT        also run the three variants with PCT% of the loads at the
 #                 address of an unloaded function (default 10; 0: don't)
+#   --real        the shape of a real runtime and session: 8 threads on 4
+#                 CPUs (records in time order per CPU only), two events of
+#                 different sample_type, 16 callers a sample (perf report
+#                 builds the call graph), an MMAP2 of the code heap every
+#                 64 loads (W^X), gaps between functions, and reuse with
+#                 other lengths
 #   -o OUTDIR     work directory (default: a new one under ${TMPDIR:-/tmp}),
 #                 about 1.1 GB at full size for the jitdump variant
 #   --perf PERF   the patched perf (default: a copy of build/perf-build/perf)
@@ -36,12 +43,14 @@ perf_src=$top/build/perf-build/perf
 uapi=
 pid=4242
 keep=0
+shape=()
 
-usage() { sed -n '3,24s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '3,31s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) functions=2000; samples=10000 ;;
+	--real) shape=(-T 8 -C 4 -E 2 -g 16 --mmap-every 64 --gap 256 --reuse-len) ;;
 	-n) functions=$2; shift ;;
 	-s) samples=$2; shift ;;
 	-r) reuse=$2; shift ;;
@@ -143,7 +152,8 @@ run() {
 	local v=$1 r=$2 dir=$out/$v-r$2 input files disk wall_i=- rss_i=- \
 	      wall_r rss_r res ok n wrong unknown mis
 	local -a gen_args=(--mode "$v" -n "$functions" -s "$samples" -r "$r"
-			   --pid "$pid" -t "$dir/truth" -o "$dir/data/perf.data")
+			   --pid "$pid" -t "$dir/truth" -o "$dir/data/perf.data"
+			   "${shape[@]}")
 
 	rm -rf "$dir" "$perf_map"
 	mkdir -p "$dir/data" "$dir/home"
@@ -166,7 +176,7 @@ run() {
 	rss_r=$(rss_mib "$dir/report.time")
 
 	echo "run-bench: $v, reuse $r%: perf script, to check each sample" >&2
-	timed script "$dir" "$perf" script -i "$input" -F ip,sym
+	timed script "$dir" "$perf" script -G -i "$input" -F ip,sym
 	read -r ok n wrong unknown mis < <(check "$dir/truth" "$dir/script.out")
 	[ "$mis" = 0 ] || echo "run-bench: $v: $mis samples out of step with the truth" >&2
 
@@ -206,7 +216,7 @@ for r in $reuses; do
 done
 
 echo
-echo "$functions functions, $samples samples; $(nproc) CPUs; perf $("$perf" version | cut -d' ' -f3)"
+echo "$functions functions, $samples samples${shape[*]:+, shape: ${shape[*]}}; $(nproc) CPUs; perf $("$perf" version | cut -d' ' -f3)"
 echo
 cat "$results"
 echo

@@ -902,12 +902,15 @@ static void case_exec(void)
 /*
  * A name with a terminal escape sequence (ESC [ 2 J clears the screen),
  * newline, tab, bytes that are not UTF-8 (0xff, an overlong form, a
- * surrogate), a C1 control in UTF-8 (U+009B, CSI), DEL, and a letter in
- * UTF-8 that is kept. ESC_SHOWN is how perf must print it.
+ * surrogate), a C1 control in UTF-8 (U+009B, CSI), DEL, a letter in UTF-8
+ * that is kept, a backslash that would forge an escape, and a bidi
+ * override (U+202E) that would show what follows reversed. ESC_SHOWN is
+ * how perf must print it.
  */
-#define ESC_NAME	"evil\x1b[2J\n\tname\xff\xc0\xaf\xc2\x9b[31m\x7f\xed\xa0\x80h\xc3\xa9"
+#define ESC_NAME	"evil\x1b[2J\n\tname\xff\xc0\xaf\xc2\x9b[31m\x7f\xed\xa0\x80h\xc3\xa9" \
+			"\\x41" "\xe2\x80\xae" "cba"
 #define ESC_SHOWN	"evil\\x1b[2J\\x0a\\x09name\\xff\\xc0\\xaf\\xc2\\x9b[31m\\x7f" \
-			"\\xed\\xa0\\x80h\xc3\xa9"
+			"\\xed\\xa0\\x80h\xc3\xa9" "\\\\x41" "\\xe2\\x80\\xae" "cba"
 
 static void case_escapes(void)
 {
