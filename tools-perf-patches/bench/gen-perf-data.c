@@ -716,6 +716,15 @@ static void unload(const struct slot *s, u64 time)
 			      NULL, time);
 }
 
+/* The place whose code calls the code in place @k (> 0): an older one. */
+static unsigned long parent(unsigned long k)
+{
+	u64 h = (k + 1) * 0xbf58476d1ce4e5b9ULL;
+
+	/* Mostly near the root, so that the tree is a few levels deep. */
+	return (h >> 33) % (k < 64 ? k : 64 + (h >> 20) % (k - 64 + 1) / 64);
+}
+
 /* The event, thread and CPU of the next record: random where there are several. */
 static const struct event *pick(void)
 {
@@ -770,7 +779,7 @@ static void setup_events(void)
 
 static void generate(int argc, char **argv)
 {
-	unsigned long nr_slots = 0, i, k, nr, done = 0, reused = 0;
+	unsigned long nr_slots = 0, i, k, k2, nr, done = 0, reused = 0;
 	u64 fn_span = FN_MAX_LEN + (opt.gap + FN_ALIGN - 1) / FN_ALIGN * FN_ALIGN;
 	u64 heap_len = ALIGN8(opt.nr_functions * fn_span);
 	u64 t = T0, first_sample = 0, last_sample = 0;
@@ -870,11 +879,16 @@ static void generate(int argc, char **argv)
 			/* a quarter in the newest function, the rest anywhere */
 			hit = rnd() % 4 ? &slots[rnd() % nr_slots] : s;
 			ip = hit->addr + rnd() % hit->len;
-			/* callers: live JIT functions, then the program's main */
-			for (c = 0; c + 1 < opt.callchain; c++) {
-				const struct slot *caller = &slots[rnd() % nr_slots];
-
-				callers[c] = caller->addr + rnd() % caller->len;
+			/*
+			 * Callers: a call tree, as real stacks are: the
+			 * code in each place is called from the code in one
+			 * older place, at one return address, up to main.
+			 */
+			c = 0;
+			for (k2 = hit - slots; k2 && c + 1 < opt.callchain; c++) {
+				k2 = parent(k2);
+				callers[c] = slots[k2].addr +
+					     (k2 * 0x9e3779b97f4a7c15ULL >> 32) % slots[k2].len;
 			}
 			if (opt.callchain)
 				callers[c++] = EXE_START + 0x1234;
@@ -936,7 +950,8 @@ static void usage(int code)
 "                       as perf record writes them; adds PERF_SAMPLE_CPU (1)\n"
 "  -E, --events N       1, or 2: a second event of another sample_type\n"
 "                       (CPU, ADDR) takes half the samples (1)\n"
-"  -g, --callchain D    samples carry D callers: JIT code, then main (0)\n"
+"  -g, --callchain D    samples carry up to D callers, from a call tree of\n"
+"                       the JIT code, then main (0)\n"
 "      --mmap-every N   an MMAP2 of the code heap after every N loads, as\n"
 "                       an mprotect() under W^X makes it (0: never)\n"
 "      --gap MAX        up to MAX bytes between functions (0: packed)\n"

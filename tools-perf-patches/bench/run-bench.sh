@@ -15,8 +15,9 @@
 #                 address of an unloaded function (default 10; 0: don't)
 #   --real        the shape of a real runtime and session: 8 threads on 4
 #                 CPUs (records in time order per CPU only), two events of
-#                 different sample_type, 16 callers a sample (perf report
-#                 builds the call graph), an MMAP2 of the code heap every
+#                 different sample_type, call chains up to 16 deep
+#                 through a call tree of JIT code (perf report builds
+#                 the call graph), an MMAP2 of the code heap every
 #                 64 loads (W^X), gaps between functions, and reuse with
 #                 other lengths
 #   -o OUTDIR     work directory (default: a new one under ${TMPDIR:-/tmp}),
@@ -45,7 +46,7 @@ pid=4242
 keep=0
 shape=()
 
-usage() { sed -n '3,31s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '3,32s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -67,7 +68,7 @@ done
 
 die() { echo "run-bench: $*" >&2; exit 1; }
 
-[ -x /usr/bin/time ] && /usr/bin/time -v true 2>&1 | grep -q 'Maximum resident' ||
+[ -x /usr/bin/time ] && /usr/bin/time -v true 2>&1 | grep 'Maximum resident' >/dev/null ||
 	die "needs GNU time as /usr/bin/time (apt-get install time)"
 [ -x "$perf_src" ] || die "no perf at $perf_src (build it: scripts/build-perf)"
 
