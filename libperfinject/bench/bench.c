@@ -1,28 +1,61 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Cost of describing code to perf, per operation, as a ratio to a null
- * system call measured in the same run. Timings inside an emulated guest
- * are not real time; the ratios are what to compare.
+ * Cost of describing code to perf, as a ratio to a null system call,
+ * syscall(SYS_getppid), timed in the same round just before the figure
+ * it divides. Timings inside an emulated guest are not real time; the
+ * ratios are what to compare. A figure is the median over ROUNDS, a
+ * ratio the median of the rounds' ratios.
  *
- *   bench [-n OPS] [-b BATCH] [-r ROUNDS]
+ *   bench [-n OPS] [-b BATCH] [-r ROUNDS] [-f FORKS] [-s SECTION[,...]]
  *
- * For each backend (the registry alone, the kernel, perf-map, jitdump)
- * and, for the kernel, with and without a perf event that listens
- * (attr.jit_code, per task, its ring buffer drained as it fills), it
- * times OPS loads followed by OPS unloads, one call each and then in
- * batches of BATCH operations, and prints the median over ROUNDS of the
- * nanoseconds per operation and its ratio to getppid(2).
+ * The sections, in the order they run (-s picks some; default all):
  *
- * Then the kernel's own path, without the library: PR_PERF_JIT_CODE with
- * one LOAD entry per call, and with batches of 64 (per entry), while no
- * jit_code event exists, while one exists for another process only, and
- * while one listens to this process; beside two prctls that only answer
- * (PR_GET_DUMPABLE, and the probe): the floor of any prctl.
+ * fork     fork() and waitpid() of a child that exits at once, median of
+ *          FORKS: (a) before any handle exists, which a process can
+ *          measure only once, so main() does it before anything else
+ *          calls the library (after the benchmark's own buffers exist,
+ *          so that only the library differs); (b) while a registry-only
+ *          handle holds 1000 entries; (c) after perfinject__free().
+ *          Goal: (b) and (c) within 1.5x (a). It runs first so that the
+ *          threads and files of the other sections do not weigh on it.
+ * ops      For each backend (the registry alone, the kernel, perf-map,
+ *          jitdump) and, for the kernel, with and without a perf event
+ *          that listens (attr.jit_code, per task, its ring buffer drained
+ *          as it fills): OPS loads followed by OPS unloads, one call each
+ *          and then in batches of BATCH, per operation.
+ * pairs    Per load+unload pair, one call each (OPS loads then OPS
+ *          unloads): the registry alone, goal <= 1.0x getppid; perf-map,
+ *          goal <= a perf-map line written by hand with fprintf() and
+ *          fflush(); jitdump, goal <= a JIT_CODE_LOAD record written by
+ *          hand with one writev(). Those formats have no unload, so the
+ *          hand-written baselines write one record per pair.
+ * batch    The registry alone, per operation: OPS loads then OPS unloads
+ *          through perfinject__batch() in batches of 1, 16, 256 and 1024.
+ *          Goal: <= 0.25x getppid at 1024.
+ * threads  The registry alone, one handle shared by 1, 2, 4 and 8
+ *          threads, each doing OPS loads then OPS unloads of its own
+ *          addresses: pairs per second in all, and over one thread's.
+ * kernel   The kernel's own path, without the library: PR_PERF_JIT_CODE
+ *          with one LOAD entry per call, and with batches of 64 (per
+ *          entry), while no jit_code event exists, while one exists for
+ *          another process only, and while one listens to this process;
+ *          beside two prctls that only answer (PR_GET_DUMPABLE, and the
+ *          probe): the floor of any prctl. Skipped without
+ *          PR_PERF_JIT_CODE, as are the kernel rows of "ops".
+ *
+ * perfinject_opts cannot ask for the registry alone: backends 0 is the
+ * default, which is the kernel backend where the kernel has
+ * PR_PERF_JIT_CODE. So main() sets PERFINJECT_BACKENDS=none, and every
+ * handle is checked to have exactly the backends its row is named after.
  */
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +63,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,11 +73,54 @@
 #include "helpers.h"
 
 #define RING_PAGES	256
+#define MAX_ROUNDS	64
+#define MAX_THREADS	8
+#define CODE_LEN	64	/* bytes of every piece of code */
+#define FORK_ENTRIES	1000	/* live entries while fork() is timed */
 
-static int nr_ops = 20000, batch = 256, rounds = 5;
-static struct perfinject_code_op *ops;
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* The jitdump load record, as tools/perf/util/jitdump.h has it. */
+#define JIT_CODE_LOAD	0
+
+struct jr_code_load {
+	uint32_t id;
+	uint32_t total_size;
+	uint64_t timestamp;
+	uint32_t pid;
+	uint32_t tid;
+	uint64_t vma;
+	uint64_t code_addr;
+	uint64_t code_size;
+	uint64_t code_index;
+};
+
+enum section {
+	SEC_FORK,
+	SEC_OPS,
+	SEC_PAIRS,
+	SEC_BATCH,
+	SEC_THREADS,
+	SEC_KERNEL,
+	NR_SECTIONS,
+};
+
+static const char *const section_names[NR_SECTIONS] = {
+	[SEC_FORK]	= "fork",
+	[SEC_OPS]	= "ops",
+	[SEC_PAIRS]	= "pairs",
+	[SEC_BATCH]	= "batch",
+	[SEC_THREADS]	= "threads",
+	[SEC_KERNEL]	= "kernel",
+};
+
+static int nr_ops = 20000, batch = 256, rounds = 5, nr_forks = 200;
+/* Names, and pieces of code per thread: nr_ops, or the fork entries. */
+static int nr_names;
+static struct perfinject_code_op *ops;	/* nr_ops loads, then unloads */
 static char (*names)[40];
 static unsigned char *code;
+static const char *dir;
 
 static struct perf_event_mmap_page *ring;
 static int ring_fd = -1;
@@ -61,6 +138,76 @@ static int cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* Sorts @v. */
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return v[n / 2];
+}
+
+/* The medians of @ns and of @x, as the columns of every table. */
+static void print_figure(double *ns, double *x)
+{
+	printf("  %9.0f  %7.2f", median(ns, rounds), median(x, rounds));
+}
+
+static const char *verdict(double x, double bound)
+{
+	return x <= bound ? "met" : "MISSED";
+}
+
+/* A section's title, a blank line before all but the first. */
+static __attribute__((format(printf, 1, 2))) void title(const char *fmt, ...)
+{
+	static int titles;
+	va_list ap;
+
+	if (titles++)
+		putchar('\n');
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+}
+
+static uint64_t code_addr(long i)
+{
+	return (uintptr_t)code + (uint64_t)CODE_LEN * i;
+}
+
+/*
+ * A handle with exactly @backends, 0 for the registry alone (see the top
+ * of the file). NULL with errno set; EOPNOTSUPP when other backends came.
+ */
+static struct perfinject *bench_new(unsigned int backends)
+{
+	PERFINJECT_OPTS(opts, .backends = backends, .dir = dir,
+			.flags = backends ? PERFINJECT_F_NO_ENV |
+					    PERFINJECT_F_STRICT : 0);
+	struct perfinject *pi;
+	unsigned int got;
+
+	pi = perfinject__new(&opts);
+	if (!pi)
+		return NULL;
+	got = perfinject__backends(pi);
+	if (got != backends) {
+		fprintf(stderr, "bench: asked for backends %#x, got %#x\n",
+			backends, got);
+		perfinject__free(pi);
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	return pi;
+}
+
+static void free_keep_errno(struct perfinject *pi)
+{
+	int err = errno;
+
+	perfinject__free(pi);
+	errno = err;
 }
 
 /* The consumer side of the listening event: throw everything away. */
@@ -110,49 +257,506 @@ static double time_null(void)
 	return (double)(now_ns() - t0) / (2 * nr_ops);
 }
 
-/* ns per operation for nr_ops loads then nr_ops unloads. */
-static double time_ops(struct perfinject *pi, int batched)
+/*
+ * ns per operation for nr_ops loads then nr_ops unloads: one call each
+ * when @per_call is 0, else @per_call at a time through
+ * perfinject__batch().
+ */
+static double time_ops(struct perfinject *pi, int per_call)
 {
-	uint64_t t0, t;
-	int i, n;
+	uint64_t t0;
+	int half, i, n;
 
 	drain();
 	t0 = now_ns();
-	if (!batched) {
+	if (!per_call) {
 		for (i = 0; i < nr_ops; i++) {
-			if (perfinject__load(pi, names[i], (uintptr_t)code + 64 * i,
-					     64, i + 1))
+			if (perfinject__load(pi, names[i], code_addr(i),
+					     CODE_LEN, i + 1))
 				return -1;
 			if ((i & 255) == 255)
 				drain();
 		}
 		for (i = 0; i < nr_ops; i++) {
-			if (perfinject__unload(pi, (uintptr_t)code + 64 * i))
+			if (perfinject__unload(pi, code_addr(i)))
 				return -1;
 			if ((i & 255) == 255)
 				drain();
 		}
 	} else {
-		for (i = 0; i < nr_ops; i += n) {
-			n = nr_ops - i < batch ? nr_ops - i : batch;
-			if (perfinject__batch(pi, ops + i, n) != n)
-				return -1;
-			drain();
-		}
-		for (i = 0; i < nr_ops; i++)
-			ops[nr_ops + i] = (struct perfinject_code_op){
-				.op = PERFINJECT_OP_UNLOAD,
-				.addr = (uintptr_t)code + 64 * i,
-			};
-		for (i = 0; i < nr_ops; i += n) {
-			n = nr_ops - i < batch ? nr_ops - i : batch;
-			if (perfinject__batch(pi, ops + nr_ops + i, n) != n)
-				return -1;
-			drain();
+		for (half = 0; half < 2; half++) {
+			for (i = 0; i < nr_ops; i += n) {
+				n = nr_ops - i < per_call ? nr_ops - i : per_call;
+				if (perfinject__batch(pi, ops + half * nr_ops + i,
+						      n) != n)
+					return -1;
+				drain();
+			}
 		}
 	}
+	return (double)(now_ns() - t0) / (2 * nr_ops);
+}
+
+struct config {
+	const char *label;
+	unsigned int backends;
+	int listen;
+};
+
+static void run(const struct config *c)
+{
+	double single[MAX_ROUNDS], batched[MAX_ROUNDS];
+	double xs[MAX_ROUNDS], xb[MAX_ROUNDS];
+	double null_single, null_batched;
+	struct perfinject *pi;
+	int r;
+
+	if (c->listen && listen_start()) {
+		printf("%-28s  (no listening event: %s)\n", c->label,
+		       strerror(errno));
+		return;
+	}
+	for (r = 0; r < rounds; r++) {
+		pi = bench_new(c->backends);
+		if (!pi) {
+			printf("%-28s  (unavailable: %s)\n", c->label,
+			       strerror(errno));
+			listen_stop();
+			return;
+		}
+		null_single = time_null();
+		single[r] = time_ops(pi, 0);
+		null_batched = time_null();
+		batched[r] = time_ops(pi, batch);
+		perfinject__free(pi);
+		if (single[r] < 0 || batched[r] < 0) {
+			printf("%-28s  (an operation failed)\n", c->label);
+			listen_stop();
+			return;
+		}
+		xs[r] = single[r] / null_single;
+		xb[r] = batched[r] / null_batched;
+	}
+	listen_stop();
+	printf("%-28s", c->label);
+	print_figure(single, xs);
+	print_figure(batched, xb);
+	putchar('\n');
+}
+
+static void run_ops(void)
+{
+	static const struct config configs[] = {
+		{ "registry only", 0, 0 },
+		{ "kernel, nobody listening", PERFINJECT_BACKEND_KERNEL, 0 },
+		{ "kernel, one event listening", PERFINJECT_BACKEND_KERNEL, 1 },
+		{ "perf-map file", PERFINJECT_BACKEND_PERFMAP, 0 },
+		{ "jitdump file", PERFINJECT_BACKEND_JITDUMP, 0 },
+	};
+	size_t i;
+
+	title("%d loads then %d unloads, median of %d rounds; batches of %d\n",
+	      nr_ops, nr_ops, rounds, batch);
+	printf("%-28s  %9s  %7s  %9s  %7s\n", "", "ns/op", "x null", "batch ns",
+	       "x null");
+	for (i = 0; i < ARRAY_SIZE(configs); i++)
+		run(&configs[i]);
+	printf("x null: the cost of one operation over that of getppid(2) in the same round\n");
+}
+
+/* ns per perf-map line written by hand: fprintf() then fflush(). */
+static double time_fprintf(void)
+{
+	char path[PATH_MAX];
+	uint64_t t0, t;
+	int i, err;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/fprintf.map", dir);
+	f = fopen(path, "we");
+	if (!f)
+		return -1;
+	t0 = now_ns();
+	for (i = 0; i < nr_ops; i++) {
+		if (fprintf(f, "%lx %lx %s\n", (unsigned long)code_addr(i),
+			    (unsigned long)CODE_LEN, names[i]) < 0 ||
+		    fflush(f))
+			break;
+	}
 	t = now_ns() - t0;
-	return (double)t / (2 * nr_ops);
+	err = errno;
+	if (fclose(f) || i < nr_ops) {
+		errno = i < nr_ops ? err : errno;
+		return -1;
+	}
+	return (double)t / nr_ops;
+}
+
+/*
+ * ns per JIT_CODE_LOAD record written by hand, with one writev() each;
+ * no file header, which is written once. The pid and tid are taken
+ * once, as a single-threaded writer can.
+ */
+static double time_writev(void)
+{
+	uint32_t pid = getpid(), tid = syscall(SYS_gettid);
+	struct jr_code_load rec;
+	char path[PATH_MAX];
+	struct iovec iov[3];
+	uint64_t t0, t;
+	size_t name_len;
+	int fd, i, err;
+
+	snprintf(path, sizeof(path), "%s/writev.dump", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	t0 = now_ns();
+	for (i = 0; i < nr_ops; i++) {
+		name_len = strlen(names[i]) + 1;
+		rec = (struct jr_code_load){
+			.id		= JIT_CODE_LOAD,
+			.total_size	= sizeof(rec) + name_len + CODE_LEN,
+			.timestamp	= now_ns(),
+			.pid		= pid,
+			.tid		= tid,
+			.vma		= code_addr(i),
+			.code_addr	= code_addr(i),
+			.code_size	= CODE_LEN,
+			.code_index	= i + 1,
+		};
+		iov[0] = (struct iovec){ &rec, sizeof(rec) };
+		iov[1] = (struct iovec){ names[i], name_len };
+		iov[2] = (struct iovec){ (void *)(uintptr_t)code_addr(i),
+					 CODE_LEN };
+		if (writev(fd, iov, 3) != (ssize_t)rec.total_size)
+			break;
+	}
+	t = now_ns() - t0;
+	err = i < nr_ops ? (errno ? errno : EIO) : 0;
+	close(fd);
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return (double)t / nr_ops;
+}
+
+enum pair_kind { PAIR_LIB, PAIR_FPRINTF, PAIR_WRITEV };
+
+struct pair_row {
+	const char *label;
+	enum pair_kind kind;
+	unsigned int backends;
+	int goal_row;	/* whose ratio this row's must not exceed; -1: none */
+	double goal_x;	/* else the bound of its ratio; 0: a baseline */
+};
+
+/* ns per load+unload pair, or per record of a hand-written baseline. */
+static double time_pair(const struct pair_row *row)
+{
+	struct perfinject *pi;
+	double ns;
+
+	if (row->kind == PAIR_FPRINTF)
+		return time_fprintf();
+	if (row->kind == PAIR_WRITEV)
+		return time_writev();
+	pi = bench_new(row->backends);
+	if (!pi)
+		return -1;
+	ns = time_ops(pi, 0);
+	free_keep_errno(pi);
+	return ns < 0 ? -1 : 2 * ns;
+}
+
+static void run_pairs(void)
+{
+	static const struct pair_row rows[] = {
+		{ "registry only", PAIR_LIB, 0, -1, 1.0 },
+		{ "fprintf+fflush", PAIR_FPRINTF, 0, -1, 0 },
+		{ "perf-map file", PAIR_LIB, PERFINJECT_BACKEND_PERFMAP, 1, 0 },
+		{ "hand jitdump writev", PAIR_WRITEV, 0, -1, 0 },
+		{ "jitdump file", PAIR_LIB, PERFINJECT_BACKEND_JITDUMP, 3, 0 },
+	};
+	enum { NR_ROWS = ARRAY_SIZE(rows) };
+	double ns[NR_ROWS][MAX_ROUNDS], x[NR_ROWS][MAX_ROUNDS];
+	double med_x[NR_ROWS];
+	int err[NR_ROWS] = { 0 };
+	const struct pair_row *row;
+	double null;
+	int i, r;
+
+	/* Rounds outside, so that a drift of the machine hits every row. */
+	for (r = 0; r < rounds; r++) {
+		for (i = 0; i < NR_ROWS; i++) {
+			if (err[i])
+				continue;
+			null = time_null();
+			ns[i][r] = time_pair(&rows[i]);
+			if (ns[i][r] < 0)
+				err[i] = errno ? errno : EIO;
+			x[i][r] = ns[i][r] / null;
+		}
+	}
+
+	title("Per load+unload pair, %d pairs, median of %d rounds\n", nr_ops,
+	      rounds);
+	printf("%-28s  %9s  %7s  %s\n", "", "ns/pair", "x null", "goal");
+	for (i = 0; i < NR_ROWS; i++) {
+		row = &rows[i];
+		if (err[i]) {
+			printf("%-28s  (unavailable: %s)\n", row->label,
+			       strerror(err[i]));
+			continue;
+		}
+		printf("%-28s", row->label);
+		print_figure(ns[i], x[i]);
+		med_x[i] = median(x[i], rounds);
+		if (row->goal_row >= 0 && err[row->goal_row])
+			printf("  <= %s: (no baseline)\n",
+			       rows[row->goal_row].label);
+		else if (row->goal_row >= 0)
+			printf("  <= %s: %s\n", rows[row->goal_row].label,
+			       verdict(med_x[i], med_x[row->goal_row]));
+		else if (row->goal_x)
+			printf("  <= %.2fx null: %s\n", row->goal_x,
+			       verdict(med_x[i], row->goal_x));
+		else
+			printf("  (baseline)\n");
+	}
+	printf("fprintf+fflush: one perf-map line per pair\n"
+	       "hand jitdump writev: one JIT_CODE_LOAD record per pair (%zu-byte header, name,\n"
+	       "%d bytes of code)\n",
+	       sizeof(struct jr_code_load), CODE_LEN);
+}
+
+static void run_batch(void)
+{
+	static const int sizes[] = { 1, 16, 256, 1024 };
+	enum { NR_SIZES = ARRAY_SIZE(sizes) };
+	double ns[NR_SIZES][MAX_ROUNDS], x[NR_SIZES][MAX_ROUNDS];
+	struct perfinject *pi;
+	char label[32];
+	double null;
+	int i, r;
+
+	title("Registry only, %d loads then %d unloads in batches, median of %d rounds\n",
+	      nr_ops, nr_ops, rounds);
+	for (r = 0; r < rounds; r++) {
+		for (i = 0; i < NR_SIZES; i++) {
+			pi = bench_new(0);
+			if (!pi) {
+				printf("(unavailable: %s)\n", strerror(errno));
+				return;
+			}
+			null = time_null();
+			ns[i][r] = time_ops(pi, sizes[i]);
+			free_keep_errno(pi);
+			if (ns[i][r] < 0) {
+				printf("(an operation failed: %s)\n",
+				       strerror(errno));
+				return;
+			}
+			x[i][r] = ns[i][r] / null;
+		}
+	}
+	printf("%-28s  %9s  %7s  %s\n", "", "ns/op", "x null", "goal");
+	for (i = 0; i < NR_SIZES; i++) {
+		snprintf(label, sizeof(label), "batches of %d", sizes[i]);
+		printf("%-28s", label);
+		print_figure(ns[i], x[i]);
+		if (sizes[i] == 1024)
+			printf("  <= 0.25x null: %s",
+			       verdict(median(x[i], rounds), 0.25));
+		putchar('\n');
+	}
+}
+
+struct worker {
+	struct perfinject *pi;
+	pthread_barrier_t *start;
+	pthread_t thread;
+	int id;
+	int err;
+};
+
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+	long base = (long)w->id * nr_names;
+	int i;
+
+	pthread_barrier_wait(w->start);
+	for (i = 0; i < nr_ops; i++) {
+		w->err = perfinject__load(w->pi, names[i], code_addr(base + i),
+					  CODE_LEN, base + i + 1);
+		if (w->err)
+			return NULL;
+	}
+	for (i = 0; i < nr_ops; i++) {
+		w->err = perfinject__unload(w->pi, code_addr(base + i));
+		if (w->err)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* Pairs per second of @nr threads on one registry-only handle. */
+static double time_threads(int nr)
+{
+	struct worker w[MAX_THREADS];
+	pthread_barrier_t start;
+	struct perfinject *pi;
+	int i, err = 0;
+	uint64_t t0, t;
+
+	pi = bench_new(0);
+	if (!pi)
+		return -1;
+	pthread_barrier_init(&start, NULL, nr + 1);
+	for (i = 0; i < nr; i++) {
+		w[i] = (struct worker){ .pi = pi, .start = &start, .id = i };
+		err = pthread_create(&w[i].thread, NULL, worker_run, &w[i]);
+		if (err) {
+			/* Those started would wait at the barrier for ever. */
+			fprintf(stderr, "bench: pthread_create: %s\n",
+				strerror(err));
+			exit(1);
+		}
+	}
+	pthread_barrier_wait(&start);
+	t0 = now_ns();
+	for (i = 0; i < nr; i++) {
+		pthread_join(w[i].thread, NULL);
+		if (w[i].err && !err)
+			err = w[i].err;
+	}
+	t = now_ns() - t0;
+	pthread_barrier_destroy(&start);
+	perfinject__free(pi);
+	if (err) {
+		errno = -err;
+		return -1;
+	}
+	return (double)nr * nr_ops * 1e9 / t;
+}
+
+static void run_threads(void)
+{
+	static const int counts[] = { 1, 2, 4, MAX_THREADS };
+	enum { NR_COUNTS = ARRAY_SIZE(counts) };
+	double rate[NR_COUNTS][MAX_ROUNDS], scale[NR_COUNTS][MAX_ROUNDS];
+	double ns[NR_COUNTS][MAX_ROUNDS], x[NR_COUNTS][MAX_ROUNDS];
+	char label[32];
+	double null;
+	int i, r;
+
+	title("Registry only, one handle, %d pairs per thread, median of %d rounds\n",
+	      nr_ops, rounds);
+	for (r = 0; r < rounds; r++) {
+		for (i = 0; i < NR_COUNTS; i++) {
+			null = time_null();
+			rate[i][r] = time_threads(counts[i]);
+			if (rate[i][r] < 0) {
+				printf("(an operation failed: %s)\n",
+				       strerror(errno));
+				return;
+			}
+			scale[i][r] = rate[i][r] / rate[0][r];
+			ns[i][r] = 1e9 / rate[i][r];
+			x[i][r] = ns[i][r] / null;
+		}
+	}
+	printf("%-28s  %9s  %7s  %9s  %7s  (%ld CPUs online)\n", "", "pairs/s",
+	       "x 1 thr", "ns/pair", "x null", sysconf(_SC_NPROCESSORS_ONLN));
+	for (i = 0; i < NR_COUNTS; i++) {
+		snprintf(label, sizeof(label), "%d thread%s", counts[i],
+			 counts[i] > 1 ? "s" : "");
+		printf("%-28s  %9.0f  %7.2f", label, median(rate[i], rounds),
+		       median(scale[i], rounds));
+		print_figure(ns[i], x[i]);
+		putchar('\n');
+	}
+	printf("x 1 thr: pairs/s over one thread's in the same round\n"
+	       "ns/pair: wall time over the pairs of all threads\n");
+}
+
+/* us per fork() and waitpid() of a child that exits at once: median. */
+static double time_fork(void)
+{
+	double *us = calloc(nr_forks, sizeof(*us)), m;
+	uint64_t t0;
+	int i, status;
+	pid_t pid;
+
+	if (!us)
+		return -1;
+	for (i = 0; i < nr_forks; i++) {
+		t0 = now_ns();
+		pid = fork();
+		if (!pid)
+			_exit(0);
+		if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+			free(us);
+			return -1;
+		}
+		us[i] = (now_ns() - t0) / 1e3;
+	}
+	m = median(us, nr_forks);
+	free(us);
+	return m;
+}
+
+static void fork_row(const char *label, double us, double before, int goal)
+{
+	printf("%-28s  %9.1f  %7.2f", label, us, us / before);
+	if (goal)
+		printf("  <= 1.50x (a): %s", verdict(us / before, 1.5));
+	putchar('\n');
+}
+
+/* @before: time_fork() from before any handle existed. */
+static void run_fork(double before)
+{
+	struct perfinject *pi;
+	double live, after;
+	char label[32];
+	int i;
+
+	title("fork() and waitpid() of a child that exits at once, median of %d forks\n",
+	      nr_forks);
+	printf("%-28s  %9s  %7s  %s\n", "", "us/fork", "x (a)", "goal");
+	if (before < 0) {
+		printf("(fork failed: %s)\n", strerror(errno));
+		return;
+	}
+	fork_row("(a) before any handle", before, before, 0);
+
+	pi = bench_new(0);
+	if (!pi) {
+		printf("(unavailable: %s)\n", strerror(errno));
+		return;
+	}
+	for (i = 0; i < FORK_ENTRIES; i++) {
+		if (perfinject__load(pi, names[i], code_addr(i), CODE_LEN,
+				     i + 1)) {
+			printf("(a load failed: %s)\n", strerror(errno));
+			perfinject__free(pi);
+			return;
+		}
+	}
+	live = time_fork();
+	free_keep_errno(pi);
+	after = time_fork();
+	if (live < 0 || after < 0) {
+		printf("(fork failed: %s)\n", strerror(errno));
+		return;
+	}
+	snprintf(label, sizeof(label), "(b) handle, %d entries",
+		 FORK_ENTRIES);
+	fork_row(label, live, before, 1);
+	fork_row("(c) after perfinject__free", after, before, 1);
 }
 
 /* ns per call of a prctl that does nothing but answer. */
@@ -168,21 +772,24 @@ static double time_prctl(int option, unsigned long arg2)
 
 static void run_floor(void)
 {
-	double dumpable[64], probe[64], null[64];
+	double dumpable[MAX_ROUNDS], probe[MAX_ROUNDS];
+	double xd[MAX_ROUNDS], xp[MAX_ROUNDS];
+	double null;
 	int r;
 
 	for (r = 0; r < rounds; r++) {
-		null[r] = time_null();
+		null = time_null();
 		dumpable[r] = time_prctl(PR_GET_DUMPABLE, 0);
+		xd[r] = dumpable[r] / null;
+		null = time_null();
 		probe[r] = time_prctl(PR_PERF_JIT_CODE, 0);
+		xp[r] = probe[r] / null;
 	}
-	qsort(null, rounds, sizeof(double), cmp_double);
-	qsort(dumpable, rounds, sizeof(double), cmp_double);
-	qsort(probe, rounds, sizeof(double), cmp_double);
-	printf("%-28s  %9.0f  %7.2f\n", "prctl(PR_GET_DUMPABLE)",
-	       dumpable[rounds / 2], dumpable[rounds / 2] / null[rounds / 2]);
-	printf("%-28s  %9.0f  %7.2f\n", "prctl(PR_PERF_JIT_CODE, 0)",
-	       probe[rounds / 2], probe[rounds / 2] / null[rounds / 2]);
+	printf("%-28s", "prctl(PR_GET_DUMPABLE)");
+	print_figure(dumpable, xd);
+	printf("\n%-28s", "prctl(PR_PERF_JIT_CODE, 0)");
+	print_figure(probe, xp);
+	putchar('\n');
 }
 
 /* ns per entry of nr_ops LOAD entries, @per_call to a PR_PERF_JIT_CODE. */
@@ -204,8 +811,8 @@ static double time_raw(int per_call)
 		for (j = 0; j < n; j++)
 			e[j] = (struct perf_jit_code_entry){
 				.op		= PERF_JIT_CODE_LOAD,
-				.addr		= (uintptr_t)code + 64 * (i + j),
-				.len		= 64,
+				.addr		= code_addr(i + j),
+				.len		= CODE_LEN,
 				.code_index	= i + j + 1,
 				.name		= (uintptr_t)names[i + j],
 			};
@@ -223,7 +830,9 @@ enum raw_listener { RAW_NONE, RAW_OTHER, RAW_SELF };
 
 static void run_raw(const char *label, enum raw_listener who)
 {
-	double one[64], many[64], null[64];
+	double one[MAX_ROUNDS], many[MAX_ROUNDS];
+	double x1[MAX_ROUNDS], x64[MAX_ROUNDS];
+	double null_one, null_many;
 	pid_t child = -1;
 	int fd = -1, r;
 
@@ -242,21 +851,22 @@ static void run_raw(const char *label, enum raw_listener who)
 		goto out;
 	}
 	for (r = 0; r < rounds; r++) {
-		null[r] = time_null();
+		null_one = time_null();
 		one[r] = time_raw(1);
+		null_many = time_null();
 		many[r] = time_raw(64);
 		if (one[r] < 0 || many[r] < 0) {
 			printf("%-28s  (the prctl failed: %s)\n", label,
 			       strerror(errno));
 			goto out;
 		}
+		x1[r] = one[r] / null_one;
+		x64[r] = many[r] / null_many;
 	}
-	qsort(null, rounds, sizeof(double), cmp_double);
-	qsort(one, rounds, sizeof(double), cmp_double);
-	qsort(many, rounds, sizeof(double), cmp_double);
-	printf("%-28s  %9.0f  %7.2f  %9.0f  %7.2f\n", label,
-	       one[rounds / 2], one[rounds / 2] / null[rounds / 2],
-	       many[rounds / 2], many[rounds / 2] / null[rounds / 2]);
+	printf("%-28s", label);
+	print_figure(one, x1);
+	print_figure(many, x64);
+	putchar('\n');
 out:
 	if (who == RAW_SELF)
 		listen_stop();
@@ -268,108 +878,10 @@ out:
 	}
 }
 
-struct config {
-	const char *label;
-	unsigned int backends;
-	int listen;
-};
-
-static void run(const struct config *c, char *dir)
+static void run_kernel(void)
 {
-	double single[64], batched[64], null[64];
-	struct perfinject *pi;
-	int r;
-
-	if (c->listen && listen_start()) {
-		printf("%-28s  (no listening event: %s)\n", c->label,
-		       strerror(errno));
-		return;
-	}
-	for (r = 0; r < rounds; r++) {
-		PERFINJECT_OPTS(opts, .backends = c->backends, .dir = dir,
-				.flags = PERFINJECT_F_NO_ENV |
-					 (c->backends ? PERFINJECT_F_STRICT : 0));
-		pi = perfinject__new(&opts);
-		if (!pi) {
-			printf("%-28s  (unavailable: %s)\n", c->label,
-			       strerror(errno));
-			listen_stop();
-			return;
-		}
-		null[r] = time_null();
-		single[r] = time_ops(pi, 0);
-		batched[r] = time_ops(pi, 1);
-		perfinject__free(pi);
-		if (single[r] < 0 || batched[r] < 0) {
-			printf("%-28s  (an operation failed)\n", c->label);
-			listen_stop();
-			return;
-		}
-	}
-	listen_stop();
-	qsort(null, rounds, sizeof(double), cmp_double);
-	qsort(single, rounds, sizeof(double), cmp_double);
-	qsort(batched, rounds, sizeof(double), cmp_double);
-	printf("%-28s  %9.0f  %7.2f  %9.0f  %7.2f\n", c->label,
-	       single[rounds / 2], single[rounds / 2] / null[rounds / 2],
-	       batched[rounds / 2], batched[rounds / 2] / null[rounds / 2]);
-}
-
-int main(int argc, char **argv)
-{
-	static const struct config configs[] = {
-		{ "registry only", 0, 0 },
-		{ "kernel, nobody listening", PERFINJECT_BACKEND_KERNEL, 0 },
-		{ "kernel, one event listening", PERFINJECT_BACKEND_KERNEL, 1 },
-		{ "perf-map file", PERFINJECT_BACKEND_PERFMAP, 0 },
-		{ "jitdump file", PERFINJECT_BACKEND_JITDUMP, 0 },
-	};
-	char dir[] = "/tmp/perfinject-bench.XXXXXX";
-	size_t i;
-	int opt;
-
-	while ((opt = getopt(argc, argv, "n:b:r:")) != -1) {
-		switch (opt) {
-		case 'n': nr_ops = atoi(optarg); break;
-		case 'b': batch = atoi(optarg); break;
-		case 'r': rounds = atoi(optarg); break;
-		default:
-			fprintf(stderr, "usage: %s [-n OPS] [-b BATCH] [-r ROUNDS]\n",
-				argv[0]);
-			return 2;
-		}
-	}
-	if (nr_ops < 1 || batch < 1 || rounds < 1 || rounds > 64) {
-		fprintf(stderr, "bench: bad -n, -b or -r\n");
-		return 2;
-	}
-	ops = calloc(2 * nr_ops, sizeof(*ops));
-	names = calloc(nr_ops, sizeof(*names));
-	code = mmap(NULL, 64 * (size_t)nr_ops, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (!ops || !names || code == MAP_FAILED || !mkdtemp(dir)) {
-		perror("bench");
-		return 1;
-	}
-	memset(code, 0xc3, 64 * (size_t)nr_ops);
-	for (i = 0; i < (size_t)nr_ops; i++) {
-		snprintf(names[i], sizeof(names[i]), "bench.fn%zu(I)V", i);
-		ops[i] = (struct perfinject_code_op){
-			.op = PERFINJECT_OP_LOAD, .addr = (uintptr_t)code + 64 * i,
-			.len = 64, .code_index = i + 1, .name = names[i],
-		};
-	}
-
-	printf("%d loads then %d unloads, median of %d rounds; batches of %d\n",
-	       nr_ops, nr_ops, rounds, batch);
-	printf("%-28s  %9s  %7s  %9s  %7s\n", "", "ns/op", "x null", "batch ns",
-	       "x null");
-	for (i = 0; i < sizeof(configs) / sizeof(configs[0]); i++)
-		run(&configs[i], dir);
-	printf("x null: the cost of one operation over that of getppid(2) in the same round\n");
-
-	printf("\nPR_PERF_JIT_CODE alone, %d LOAD entries, median of %d rounds\n",
-	       nr_ops, rounds);
+	title("PR_PERF_JIT_CODE alone, %d LOAD entries, median of %d rounds\n",
+	      nr_ops, rounds);
 	printf("%-28s  %9s  %7s  %9s  %7s\n", "", "1/call ns", "x null",
 	       "64/call ns", "x null");
 	if (prctl(PR_PERF_JIT_CODE, 0UL, 0UL, 0UL, 0UL) < 0) {
@@ -383,15 +895,130 @@ int main(int argc, char **argv)
 		run_raw("one event listening", RAW_SELF);
 	}
 	printf("64/call: per entry, in calls of 64 entries\n");
+}
 
-	/* The file backends leave their files, as perf needs them: not here. */
-	for (i = 0; i < 2; i++) {
-		char path[sizeof(dir) + 32];
+static void print_usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+		"usage: %s [-n OPS] [-b BATCH] [-r ROUNDS] [-f FORKS] [-s SECTION[,...]]\n"
+		"  -n OPS      loads, then as many unloads, per timing and per thread\n"
+		"              (default 20000)\n"
+		"  -b BATCH    operations per perfinject__batch() in \"ops\" (default 256)\n"
+		"  -r ROUNDS   rounds to take the median of, 1 to %d (default 5)\n"
+		"  -f FORKS    forks to take the median of (default 200)\n"
+		"  -s SECTION  fork, ops, pairs, batch, threads, kernel or all (the\n"
+		"              default); repeat -s or separate with commas for several\n",
+		prog, MAX_ROUNDS);
+}
 
-		snprintf(path, sizeof(path), i ? "%s/jit-%d.dump" : "%s/perf-%d.map",
-			 dir, getpid());
-		unlink(path);
+/* Adds the sections named in the comma-separated @list to @want. */
+static int parse_sections(char *list, unsigned int *want)
+{
+	char *name;
+	int s;
+
+	while ((name = strsep(&list, ","))) {
+		if (!strcmp(name, "all")) {
+			*want |= (1U << NR_SECTIONS) - 1;
+			continue;
+		}
+		for (s = 0; s < NR_SECTIONS; s++)
+			if (!strcmp(name, section_names[s]))
+				break;
+		if (s == NR_SECTIONS)
+			return -1;
+		*want |= 1U << s;
 	}
-	rmdir(dir);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int want = 0;
+	double fork_before = -1;
+	int opt, i;
+
+	while ((opt = getopt(argc, argv, "n:b:r:f:s:h")) != -1) {
+		switch (opt) {
+		case 'n':
+			nr_ops = atoi(optarg);
+			break;
+		case 'b':
+			batch = atoi(optarg);
+			break;
+		case 'r':
+			rounds = atoi(optarg);
+			break;
+		case 'f':
+			nr_forks = atoi(optarg);
+			break;
+		case 's':
+			if (parse_sections(optarg, &want)) {
+				fprintf(stderr, "bench: unknown section in -s %s\n",
+					optarg);
+				print_usage(stderr, argv[0]);
+				return 2;
+			}
+			break;
+		case 'h':
+			print_usage(stdout, argv[0]);
+			return 0;
+		default:
+			print_usage(stderr, argv[0]);
+			return 2;
+		}
+	}
+	if (optind < argc || nr_ops < 1 || batch < 1 || rounds < 1 ||
+	    rounds > MAX_ROUNDS || nr_forks < 1) {
+		fprintf(stderr, "bench: bad -n, -b, -r or -f, or an argument\n");
+		print_usage(stderr, argv[0]);
+		return 2;
+	}
+	if (!want)
+		want = (1U << NR_SECTIONS) - 1;
+	/* Backends 0 with the environment honoured: the registry alone. */
+	setenv("PERFINJECT_BACKENDS", "none", 1);
+
+	nr_names = nr_ops > FORK_ENTRIES ? nr_ops : FORK_ENTRIES;
+	ops = calloc(2 * nr_ops, sizeof(*ops));
+	names = calloc(nr_names, sizeof(*names));
+	/* Room for every thread's addresses; only the first part is written. */
+	code = mmap(NULL, (size_t)CODE_LEN * nr_names * MAX_THREADS,
+		    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!ops || !names || code == MAP_FAILED) {
+		perror("bench");
+		return 1;
+	}
+	/* Private, and removed at exit with the files of the file backends. */
+	dir = t_tmpdir();
+	memset(code, 0xc3, (size_t)CODE_LEN * nr_names);
+	for (i = 0; i < nr_names; i++)
+		snprintf(names[i], sizeof(names[i]), "bench.fn%d(I)V", i);
+	for (i = 0; i < nr_ops; i++) {
+		ops[i] = (struct perfinject_code_op){
+			.op = PERFINJECT_OP_LOAD, .addr = code_addr(i),
+			.len = CODE_LEN, .code_index = i + 1, .name = names[i],
+		};
+		ops[nr_ops + i] = (struct perfinject_code_op){
+			.op = PERFINJECT_OP_UNLOAD, .addr = code_addr(i),
+		};
+	}
+
+	/* Nothing has called the library yet: see the top of the file. */
+	if (want & (1U << SEC_FORK))
+		fork_before = time_fork();
+
+	if (want & (1U << SEC_FORK))
+		run_fork(fork_before);
+	if (want & (1U << SEC_OPS))
+		run_ops();
+	if (want & (1U << SEC_PAIRS))
+		run_pairs();
+	if (want & (1U << SEC_BATCH))
+		run_batch();
+	if (want & (1U << SEC_THREADS))
+		run_threads();
+	if (want & (1U << SEC_KERNEL))
+		run_kernel();
 	return 0;
 }

@@ -4,6 +4,23 @@
  * perf reads it) and DIR/jit-PID.dump (tools/perf/Documentation/
  * jitdump-specification.txt), which perf finds through the mmap of the
  * file this backend keeps.
+ *
+ * A process has one of each, whoever writes it: every handle, and every
+ * copy of the library in the process (a runtime embedding another, a
+ * JVMTI agent with its static copy next to libperfinject.so) opens the
+ * same path with O_APPEND and writes whole records in one call each.
+ * Open file description locks (F_OFD_SETLK) on the file coordinate the
+ * writers, also across copies that share no memory:
+ *
+ *   byte 0: every writer holds a read lock on it while it has the file
+ *	     open; a write lock on it means "nobody else writes".
+ *   byte 1: a write lock on it serialises opening and closing.
+ *
+ * A writer that opens the file and finds nobody else writing it decides
+ * whether it is this process's file (written since the process started:
+ * a handle freed earlier) or a stale one (a former process with the same
+ * pid), and only a stale one is emptied. The last writer to close a
+ * jitdump adds JIT_CODE_CLOSE.
  */
 #include <elf.h>
 #include <fcntl.h>
@@ -27,7 +44,9 @@
 enum jit_record_type {
 	JIT_CODE_LOAD		= 0,
 	JIT_CODE_MOVE		= 1,
+	JIT_CODE_DEBUG_INFO	= 2,
 	JIT_CODE_CLOSE		= 3,
+	JIT_CODE_UNWINDING_INFO	= 4,
 };
 
 struct jitheader {
@@ -98,23 +117,26 @@ static uint64_t pi_now(void)
 }
 
 /*
- * Create @path for writing without following a symlink planted there and
- * without clobbering a file someone else owns. An existing file is
- * reused (truncated) only if it is a regular file with a single link
- * that the effective user owns.
+ * Open @path for appending without following a symlink planted there and
+ * without writing into a file someone else owns: an existing file is
+ * used only if it is a regular file with a single link that the
+ * effective user owns. *@created tells whether this call created it.
  */
-int pi_safe_create(const char *path, int *fdp)
+int pi_safe_create(const char *path, int *fdp, bool *created)
 {
-	const int flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
+	const int flags = O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC |
+			  O_NOCTTY;
 	struct stat st;
 	int fd;
 
+	*created = true;
 	fd = open(path, flags | O_CREAT | O_EXCL, 0600);
 	if (fd >= 0)
 		goto out;
 	if (errno != EEXIST)
 		return -errno;
 
+	*created = false;
 	/* O_NONBLOCK: a FIFO planted here must not hang us. */
 	fd = open(path, flags | O_NONBLOCK);
 	if (fd < 0)
@@ -131,14 +153,119 @@ int pi_safe_create(const char *path, int *fdp)
 		close(fd);
 		return -EPERM;
 	}
-	if (fcntl(fd, F_SETFL, 0) < 0 || ftruncate(fd, 0) < 0 ||
-	    fchmod(fd, 0600) < 0) {
+	if (fcntl(fd, F_SETFL, O_APPEND) < 0 || fchmod(fd, 0600) < 0) {
 		close(fd);
 		return -errno;
 	}
 out:
 	*fdp = fd;
 	return 0;
+}
+
+static int pi_ofd_lock(int fd, short type, off_t byte, bool wait)
+{
+	struct flock fl = {
+		.l_type		= type,
+		.l_whence	= SEEK_SET,
+		.l_start	= byte,
+		.l_len		= 1,
+	};
+
+	while (fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) < 0) {
+		if (errno != EINTR)
+			return -errno;
+	}
+	return 0;
+}
+
+/* When this process started, in CLOCK_REALTIME seconds; 0: unknown. */
+static time_t pi_process_start(void)
+{
+	unsigned long long start_ticks;
+	long hz = sysconf(_SC_CLK_TCK);
+	struct timespec boot;
+	char buf[1024], *p;
+	ssize_t n;
+	int fd, i;
+
+	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || hz <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* Field 22, counted after the command, which may hold anything. */
+	p = strrchr(buf, ')');
+	for (i = 2; p && i < 22; i++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %llu", &start_ticks) != 1)
+		return 0;
+	/* Ticks since boot: how long ago that was, on the wall clock. */
+	if (clock_gettime(CLOCK_BOOTTIME, &boot) < 0)
+		return 0;
+	return time(NULL) - (boot.tv_sec - (time_t)(start_ticks / hz));
+}
+
+/*
+ * Nobody else writes the file: is it ours (written since this process
+ * started) or left by a former process with the same pid? The start
+ * time has whole seconds and the clock may step: "ours" allows two.
+ */
+static bool pi_file_stale(int fd, size_t min_size)
+{
+	time_t start = pi_process_start();
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return true;
+	if ((size_t)st.st_size < min_size)
+		return true;
+	return !start || st.st_mtime + 2 < start;
+}
+
+/*
+ * Join the writers of the file open at @fd: see the comment at the top.
+ * *@fresh tells whether the file is empty now and needs its header.
+ */
+static int pi_file_join(int fd, size_t min_size, bool *fresh)
+{
+	int err;
+
+	err = pi_ofd_lock(fd, F_WRLCK, 1, true);
+	if (err)
+		return err;
+	*fresh = false;
+	if (!pi_ofd_lock(fd, F_WRLCK, 0, false)) {
+		/* Nobody else writes it. */
+		if (pi_file_stale(fd, min_size)) {
+			if (ftruncate(fd, 0) < 0) {
+				err = -errno;
+				goto out;
+			}
+			*fresh = true;
+		}
+	}
+	/* Converting a lock we hold is atomic: nobody slips in between. */
+	err = pi_ofd_lock(fd, F_RDLCK, 0, false);
+out:
+	pi_ofd_lock(fd, F_UNLCK, 1, false);
+	return err;
+}
+
+/* Are we the last writer? Then we keep the file to ourselves. */
+static bool pi_file_last(int fd)
+{
+	bool last;
+
+	if (pi_ofd_lock(fd, F_WRLCK, 1, true))
+		return false;
+	last = !pi_ofd_lock(fd, F_WRLCK, 0, false);
+	if (!last)
+		pi_ofd_lock(fd, F_UNLCK, 1, false);
+	/* The last writer keeps byte 1 until it closes the file. */
+	return last;
 }
 
 static int pi_write_all(int fd, const void *buf, size_t len)
@@ -187,14 +314,22 @@ static int pi_path(struct perfinject *pi, char *path, const char *fmt)
 int pi_perfmap_open(struct perfinject *pi)
 {
 	char path[PATH_MAX];
-	int err;
+	bool created, fresh;
+	int err, fd;
 
 	err = pi_path(pi, path, "%s/perf-%d.map");
-	if (!err)
-		err = pi_safe_create(path, &pi->perfmap.fd);
 	if (err)
-		pi->perfmap.fd = -1;
-	return err;
+		return err;
+	err = pi_safe_create(path, &fd, &created);
+	if (err)
+		return err;
+	err = pi_file_join(fd, 0, &fresh);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	pi->perfmap.fd = fd;
+	return 0;
 }
 
 int pi_jitdump_open(struct perfinject *pi)
@@ -208,22 +343,29 @@ int pi_jitdump_open(struct perfinject *pi)
 	};
 	long pgsz = sysconf(_SC_PAGESIZE);
 	char path[PATH_MAX];
+	bool created, fresh;
 	void *marker;
 	int err, fd;
 
 	err = pi_path(pi, path, "%s/jit-%d.dump");
 	if (err)
 		return err;
-	err = pi_safe_create(path, &fd);
+	err = pi_safe_create(path, &fd, &created);
 	if (err)
 		return err;
-	hdr.timestamp = pi_now();
-	err = pi_write_all(fd, &hdr, sizeof(hdr));
+	err = pi_file_join(fd, sizeof(hdr), &fresh);
 	if (err)
 		goto err_close;
+	if (fresh) {
+		hdr.timestamp = pi_now();
+		err = pi_write_all(fd, &hdr, sizeof(hdr));
+		if (err)
+			goto err_close;
+	}
 	/*
 	 * The executable mapping is the marker: perf record sees its
-	 * PERF_RECORD_MMAP, and perf inject --jit finds the file by it.
+	 * PERF_RECORD_MMAP, and perf inject --jit finds the file by it
+	 * (once per process, however many writers map it).
 	 */
 	marker = mmap(NULL, pgsz, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
 	if (marker == MAP_FAILED) {
@@ -240,7 +382,11 @@ err_close:
 	return err;
 }
 
-/* Close the files; @final: a jitdump gets its JIT_CODE_CLOSE record. */
+/*
+ * Close the files. @final: this process is done with them, and the last
+ * writer of the jitdump adds its JIT_CODE_CLOSE record (a forked child
+ * closing its parent's files is not final).
+ */
 void pi_files_close(struct perfinject *pi, bool final)
 {
 	struct jr_prefix close_rec = {
@@ -249,7 +395,7 @@ void pi_files_close(struct perfinject *pi, bool final)
 	};
 
 	if (pi->jitdump.fd >= 0) {
-		if (final) {
+		if (final && pi_file_last(pi->jitdump.fd)) {
 			close_rec.timestamp = pi_now();
 			pi_write_all(pi->jitdump.fd, &close_rec,
 				     sizeof(close_rec));
@@ -267,37 +413,12 @@ void pi_files_close(struct perfinject *pi, bool final)
 			   __ATOMIC_RELAXED);
 }
 
-/* Copy code bytes without faulting on a bad range: -EFAULT instead. */
-static int pi_code_copy(struct perfinject *pi, uint64_t addr, uint64_t len)
-{
-	int err;
-
-	pi->code.len = 0;
-	if (len > SIZE_MAX / 2)
-		return -EFAULT;
-	err = pi_buf_reserve(&pi->code, len);
-	if (err)
-		return err;
-	err = pi_peek(getpid(), addr, pi->code.data, len);
-	if (err)
-		return err == -ENOMEM ? -ENOMEM : -EFAULT;
-	pi->code.len = len;
-	return 0;
-}
-
-int pi_code_readable(struct perfinject *pi, uint64_t addr, uint64_t len)
-{
-	return pi_code_copy(pi, addr, len);
-}
-
 static void pi_perfmap_line(struct perfinject *pi, uint64_t addr,
 			    uint64_t len, const char *name, uint32_t name_len)
 {
 	size_t start, i;
 	int n;
 
-	if (pi_buf_reserve(&pi->out, name_len + 40))
-		return;
 	start = pi->out.len;
 	n = sprintf(pi->out.data + start, "%llx %llx ",
 		    (unsigned long long)addr, (unsigned long long)len);
@@ -310,12 +431,32 @@ static void pi_perfmap_line(struct perfinject *pi, uint64_t addr,
 	pi->out.len += n + name_len + 1;
 }
 
+static void pi_perfmap_stop(struct perfinject *pi, const char *why, int err)
+{
+	pi_warn("perf-map backend off: %s: %s\n", why, strerror(-err));
+	close(pi->perfmap.fd);
+	pi->perfmap.fd = -1;
+	__atomic_and_fetch(&pi->backends, ~PERFINJECT_BACKEND_PERFMAP,
+			   __ATOMIC_RELAXED);
+}
+
 static void pi_perfmap_emit(struct perfinject *pi, const struct pi_change *chg,
 			    unsigned int nr)
 {
+	size_t need = 0;
 	unsigned int i;
+	ssize_t n;
+	int err;
 
+	for (i = 0; i < nr; i++)
+		need += chg[i].name_len + 40;
 	pi->out.len = 0;
+	err = pi_buf_reserve(&pi->out, need);
+	if (err) {
+		pi_warn("perf-map: %u lines not written: %s\n", nr,
+			strerror(-err));
+		return;
+	}
 	for (i = 0; i < nr; i++) {
 		const struct perf_jit_code_entry *k = &chg[i].kentry;
 
@@ -327,16 +468,70 @@ static void pi_perfmap_emit(struct perfinject *pi, const struct pi_change *chg,
 			pi_perfmap_line(pi, k->new_addr, k->len, chg[i].name,
 					chg[i].name_len);
 	}
-	if (pi->out.len && pi_write_all(pi->perfmap.fd, pi->out.data,
-					pi->out.len)) {
+	if (!pi->out.len)
+		return;
+	/* One write: the lines land whole between other writers' lines. */
+	do {
+		n = write(pi->perfmap.fd, pi->out.data, pi->out.len);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		pi_warn("perf-map: %u lines not written: %s\n", nr,
+			strerror(errno));
+	else if ((size_t)n < pi->out.len)
 		/* A short write leaves a torn line: stop writing the file. */
-		close(pi->perfmap.fd);
-		pi->perfmap.fd = -1;
-		__atomic_and_fetch(&pi->backends, ~PERFINJECT_BACKEND_PERFMAP,
-				   __ATOMIC_RELAXED);
-	}
+		pi_perfmap_stop(pi, "short write", -EIO);
 }
 
+static void pi_jitdump_stop(struct perfinject *pi, const char *why, int err)
+{
+	pi_warn("jitdump backend off: %s: %s\n", why, strerror(-err));
+	munmap(pi->jitdump.marker, pi->jitdump.marker_len);
+	close(pi->jitdump.fd);
+	pi->jitdump.fd = -1;
+	__atomic_and_fetch(&pi->backends, ~PERFINJECT_BACKEND_JITDUMP,
+			   __ATOMIC_RELAXED);
+}
+
+/*
+ * Finish a record of which only @done of @size bytes reached the file:
+ * the rest of the header and name from @iov, zeros for the code. Returns
+ * 0 when the record is whole again.
+ */
+static int pi_jitdump_complete(struct perfinject *pi, const struct iovec *iov,
+			       int nr_iov, size_t done, size_t size)
+{
+	static const char zeros[4096];
+	size_t off = 0, len;
+	int i, err;
+
+	for (i = 0; i < nr_iov - 1; i++) {
+		if (done < off + iov[i].iov_len) {
+			err = pi_write_all(pi->jitdump.fd,
+					   (char *)iov[i].iov_base + done - off,
+					   off + iov[i].iov_len - done);
+			if (err)
+				return err;
+			done = off + iov[i].iov_len;
+		}
+		off += iov[i].iov_len;
+	}
+	while (done < size) {
+		len = size - done < sizeof(zeros) ? size - done : sizeof(zeros);
+		err = pi_write_all(pi->jitdump.fd, zeros, len);
+		if (err)
+			return err;
+		done += len;
+	}
+	return 0;
+}
+
+/*
+ * One record in one writev(). The code bytes go from where the code is
+ * straight to the file: no copy, and no read of our own memory through
+ * process_vm_readv(), which a seccomp filter may deny. If the range is
+ * not readable the kernel returns EFAULT, and the record is finished
+ * with zeros for the code, so the file stays sound.
+ */
 static int pi_jitdump_record(struct perfinject *pi, const struct pi_change *c,
 			     uint32_t tid)
 {
@@ -349,18 +544,7 @@ static int pi_jitdump_record(struct perfinject *pi, const struct pi_change *c,
 	ssize_t n;
 
 	if (k->op == PERF_JIT_CODE_LOAD) {
-		err = pi_code_copy(pi, k->addr, k->len);
-		if (err == -EFAULT) {
-			/* Unmapped since the check: keep the file sound. */
-			err = pi_buf_reserve(&pi->code, k->len);
-			if (!err)
-				memset(pi->code.data, 0, k->len);
-		}
-		if (err)
-			return err;
 		size = sizeof(load) + c->name_len + 1 + k->len;
-		if (size > UINT32_MAX)
-			return -E2BIG;
 		load = (struct jr_code_load){
 			.p.id		= JIT_CODE_LOAD,
 			.p.total_size	= size,
@@ -374,7 +558,7 @@ static int pi_jitdump_record(struct perfinject *pi, const struct pi_change *c,
 		};
 		iov[0] = (struct iovec){ &load, sizeof(load) };
 		iov[1] = (struct iovec){ (void *)c->name, c->name_len + 1 };
-		iov[2] = (struct iovec){ pi->code.data, k->len };
+		iov[2] = (struct iovec){ (void *)(uintptr_t)k->addr, k->len };
 		nr_iov = 3;
 	} else if (k->op == PERF_JIT_CODE_MOVE) {
 		size = sizeof(move);
@@ -394,39 +578,51 @@ static int pi_jitdump_record(struct perfinject *pi, const struct pi_change *c,
 	} else {
 		return 0; /* jitdump has no unload record */
 	}
-	n = writev(pi->jitdump.fd, iov, nr_iov);
-	if (n < 0)
-		return -errno;
-	return (uint64_t)n == size ? 0 : -EIO;
+	do {
+		n = writev(pi->jitdump.fd, iov, nr_iov);
+	} while (n < 0 && errno == EINTR);
+	if ((uint64_t)n == size)
+		return 0;
+	if (n < 0 && errno != EFAULT) {
+		/* Nothing written: the file is still sound. */
+		pi_warn("jitdump: record at %#llx not written: %s\n",
+			(unsigned long long)k->addr, strerror(errno));
+		return 0;
+	}
+	if (n < 0 || nr_iov == 3)
+		pi_warn("jitdump: code at %#llx (%llu bytes) not readable: written as zeros\n",
+			(unsigned long long)k->addr,
+			(unsigned long long)k->len);
+	err = pi_jitdump_complete(pi, iov, nr_iov, n < 0 ? 0 : n, size);
+	return err ? err : 0;
 }
 
-static void pi_jitdump_stop(struct perfinject *pi)
+/* The largest jitdump LOAD: its size field has 32 bits. */
+bool pi_jitdump_fits(uint64_t name_len, uint64_t len)
 {
-	munmap(pi->jitdump.marker, pi->jitdump.marker_len);
-	close(pi->jitdump.fd);
-	pi->jitdump.fd = -1;
-	__atomic_and_fetch(&pi->backends, ~PERFINJECT_BACKEND_JITDUMP,
-			   __ATOMIC_RELAXED);
+	return len <= UINT32_MAX &&
+	       sizeof(struct jr_code_load) + name_len + 1 + len <= UINT32_MAX;
 }
 
 /*
- * Write changes the kernel (if active) accepted. A file that fails a
- * write is torn from then on, so that backend stops.
+ * Write changes the kernel (if active) accepted. A record that could not
+ * be written whole leaves the file torn, so that backend stops, and says
+ * so.
  */
 void pi_files_emit(struct perfinject *pi, const struct pi_change *chg,
 		   unsigned int nr)
 {
-	uint32_t tid;
 	unsigned int i;
+	int err;
 
 	if (pi->backends & PERFINJECT_BACKEND_PERFMAP)
 		pi_perfmap_emit(pi, chg, nr);
 	if (!(pi->backends & PERFINJECT_BACKEND_JITDUMP))
 		return;
-	tid = syscall(SYS_gettid);
 	for (i = 0; i < nr; i++) {
-		if (pi_jitdump_record(pi, &chg[i], tid)) {
-			pi_jitdump_stop(pi);
+		err = pi_jitdump_record(pi, &chg[i], pi_gettid());
+		if (err) {
+			pi_jitdump_stop(pi, "a record was torn", err);
 			return;
 		}
 	}

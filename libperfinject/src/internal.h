@@ -7,48 +7,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <urcu-bp.h>
-#include <urcu/rculfhash.h>
-
 #include "perfinject/perfinject.h"
 #include "uapi_jit_code.h"
 
 #define PI_HIDDEN __attribute__((visibility("hidden")))
 
-/*
- * ThreadSanitizer does not see the ordering liburcu provides (it is not
- * instrumented), so tell it: publication of an entry is a release on the
- * entry, finding it an acquire; leaving a read-side critical section is
- * a release on pi_tsan_gp, and reclamation after a grace period an
- * acquire on it.
- */
-#if defined(__SANITIZE_THREAD__)
-#include <sanitizer/tsan_interface.h>
-#define pi_tsan_release(p)	__tsan_release((void *)(p))
-#define pi_tsan_acquire(p)	__tsan_acquire((void *)(p))
-#else
-#define pi_tsan_release(p)	do { } while (0)
-#define pi_tsan_acquire(p)	do { } while (0)
-#endif
-
-extern PI_HIDDEN int pi_tsan_gp;
-
-static inline void pi_read_lock(void)
-{
-	urcu_bp_read_lock();
-}
-
-static inline void pi_read_unlock(void)
-{
-	pi_tsan_release(&pi_tsan_gp);
-	urcu_bp_read_unlock();
-}
-
 /* One live piece of code. Immutable once in the tables. */
 struct pi_entry {
-	struct cds_lfht_node	addr_node;
-	struct cds_lfht_node	index_node;
-	struct rcu_head		rcu;
+	struct pi_entry		*next_free;	/* retired in a commit */
 	uint64_t		addr;
 	uint64_t		len;
 	uint64_t		code_index;	/* 0: none */
@@ -70,6 +36,27 @@ struct pi_change {
 	struct pi_entry			*add;	/* LOAD, MOVE */
 };
 
+/* A hash table of entries, by addr or by code_index (under pi->lock). */
+struct pi_table {
+	struct pi_entry		**slots;
+	size_t			mask;		/* capacity - 1; 0: none */
+	size_t			nr;
+	bool			by_index;
+};
+
+/*
+ * Which change of the chunk being resolved last touched a key: an
+ * open-addressing table stamped with the chunk's generation, so that it
+ * never needs clearing. 4 slots per change: a move touches two keys.
+ */
+#define PI_CHUNK_HASH	(4 * PERF_JIT_CODE_MAX_ENTRIES)
+
+struct pi_chunk_slot {
+	uint64_t	key;
+	uint32_t	gen;
+	uint32_t	change;
+};
+
 struct pi_buf {
 	char	*data;
 	size_t	len;
@@ -85,11 +72,16 @@ struct pi_file {
 struct perfinject {
 	/* Serialises writers, and orders records as the registry changes. */
 	pthread_mutex_t		lock;
-	struct cds_lfht		*by_addr;
-	struct cds_lfht		*by_index;
-	unsigned long		nr_live;	/* under lock */
+	struct pi_table		by_addr;
+	struct pi_table		by_index;
+	size_t			nr_live;	/* atomic reads */
 	unsigned int		backends;	/* active */
 	pid_t			pid;		/* owner of the files */
+	unsigned long		fork_gen;	/* pi_fork_gen at pid */
+	uint32_t		chunk_gen;
+	struct pi_chunk_slot	*chunk_addr;	/* PI_CHUNK_HASH */
+	struct pi_chunk_slot	*chunk_index;
+	struct pi_entry		*gone;		/* retired by the last commit */
 	char			*dir;
 	struct pi_file		perfmap;
 	struct pi_file		jitdump;
@@ -97,7 +89,6 @@ struct perfinject {
 	struct pi_change	*changes;	/* PERF_JIT_CODE_MAX_ENTRIES */
 	struct perf_jit_code_entry *kentries;
 	struct pi_buf		out;		/* file records */
-	struct pi_buf		code;		/* code bytes for jitdump */
 	struct perfinject	*next;		/* all handles, for fork */
 };
 
@@ -112,8 +103,13 @@ PI_HIDDEN struct pi_entry *pi_entry_new(uint64_t addr, uint64_t len,
 					uint64_t code_index, const char *name,
 					uint32_t name_len);
 PI_HIDDEN void pi_entry_free(struct pi_entry *e);
+PI_HIDDEN int pi_registry_reserve(struct perfinject *pi, size_t loads);
 PI_HIDDEN void pi_registry_commit(struct perfinject *pi,
 				  struct pi_change *chg, unsigned int nr);
+PI_HIDDEN void pi_registry_reap(struct perfinject *pi);
+PI_HIDDEN void pi_registry_for_each(struct perfinject *pi,
+				    void (*fn)(struct pi_entry *e, void *ctx),
+				    void *ctx);
 PI_HIDDEN int pi_publish_reserve(uint64_t n);
 PI_HIDDEN void pi_publish_unreserve(uint64_t n);
 PI_HIDDEN void pi_publish_lock(void);
@@ -126,14 +122,13 @@ PI_HIDDEN int pi_kernel_send(struct perfinject *pi,
 			     unsigned int nr);
 
 /* backend_files.c */
-PI_HIDDEN int pi_safe_create(const char *path, int *fdp);
+PI_HIDDEN int pi_safe_create(const char *path, int *fdp, bool *created);
 PI_HIDDEN int pi_perfmap_open(struct perfinject *pi);
 PI_HIDDEN int pi_jitdump_open(struct perfinject *pi);
 PI_HIDDEN void pi_files_close(struct perfinject *pi, bool final);
 PI_HIDDEN void pi_files_emit(struct perfinject *pi,
 			     const struct pi_change *chg, unsigned int nr);
-PI_HIDDEN int pi_code_readable(struct perfinject *pi, uint64_t addr,
-			       uint64_t len);
+PI_HIDDEN bool pi_jitdump_fits(uint64_t name_len, uint64_t len);
 
 static inline int pi_err(int err)
 {
@@ -141,6 +136,16 @@ static inline int pi_err(int err)
 	return err;
 }
 
-int pi_peek(pid_t pid, uint64_t addr, void *buf, size_t len);
+/* Bumped in the child after fork(): cheaper than getpid() per call. */
+extern PI_HIDDEN unsigned long pi_fork_gen;
+PI_HIDDEN pid_t pi_gettid(void);
+
+/* Messages for the runtime: perfinject_set_print(). */
+PI_HIDDEN void pi_log(enum perfinject_print_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+#define pi_warn(...)	pi_log(PERFINJECT_WARN, __VA_ARGS__)
+#define pi_debug(...)	pi_log(PERFINJECT_DEBUG, __VA_ARGS__)
+
+PI_HIDDEN int pi_peek(pid_t pid, uint64_t addr, void *buf, size_t len);
 
 #endif /* __PERFINJECT_INTERNAL_H */

@@ -5,8 +5,10 @@
  * hand it to the kernel, then commit it to the registry and the files.
  */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -41,14 +43,52 @@ PERFINJECT_API bool perfinject_check_version(int major, int minor)
 		PERFINJECT_MINOR_VERSION >= minor);
 }
 
+static int pi_print_default(enum perfinject_print_level level,
+			    const char *fmt, va_list ap)
+{
+	if (level != PERFINJECT_WARN)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static perfinject_print_fn_t pi_print = pi_print_default;
+
+PERFINJECT_API perfinject_print_fn_t
+perfinject_set_print(perfinject_print_fn_t fn)
+{
+	return __atomic_exchange_n(&pi_print, fn, __ATOMIC_ACQ_REL);
+}
+
+void pi_log(enum perfinject_print_level level, const char *fmt, ...)
+{
+	perfinject_print_fn_t fn = __atomic_load_n(&pi_print, __ATOMIC_ACQUIRE);
+	char buf[512];
+	va_list ap;
+	int saved = errno;
+
+	if (!fn)
+		return;
+	/* One call per message: prefix it here, not in each caller. */
+	va_start(ap, fmt);
+	if (snprintf(buf, sizeof(buf), "libperfinject: %s", fmt) <
+	    (int)sizeof(buf))
+		fmt = buf;
+	fn(level, fmt, ap);
+	va_end(ap);
+	errno = saved;
+}
+
 /* All handles, so that fork() can take their locks. */
 static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct perfinject *handles;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
+unsigned long pi_fork_gen;
+
 /*
- * Hold every lock the library has across fork(), so the child gets
- * them in a known state, and let liburcu do the same for its own.
+ * Hold every lock the library has across fork(), so that the child gets
+ * them in a known state. Nothing here waits for anything but those locks:
+ * the library has no threads of its own.
  */
 static void pi_atfork_prepare(void)
 {
@@ -58,11 +98,9 @@ static void pi_atfork_prepare(void)
 	for (pi = handles; pi; pi = pi->next)
 		pthread_mutex_lock(&pi->lock);
 	pi_publish_lock();
-	urcu_bp_call_rcu_before_fork();
-	urcu_bp_before_fork();
 }
 
-static void pi_atfork_unlock(void)
+static void pi_atfork_parent(void)
 {
 	struct perfinject *pi;
 
@@ -72,23 +110,29 @@ static void pi_atfork_unlock(void)
 	pthread_mutex_unlock(&handles_lock);
 }
 
-static void pi_atfork_parent(void)
-{
-	urcu_bp_after_fork_parent();
-	urcu_bp_call_rcu_after_fork_parent();
-	pi_atfork_unlock();
-}
-
 static void pi_atfork_child(void)
 {
-	urcu_bp_after_fork_child();
-	urcu_bp_call_rcu_after_fork_child();
-	pi_atfork_unlock();
+	/* Single-threaded here: the next call of each handle sees it. */
+	pi_fork_gen++;
+	pi_atfork_parent();
 }
 
 static void pi_atfork_register(void)
 {
 	pthread_atfork(pi_atfork_prepare, pi_atfork_parent, pi_atfork_child);
+}
+
+/* The caller's thread id, cached per thread until the next fork(). */
+pid_t pi_gettid(void)
+{
+	static __thread unsigned long gen;
+	static __thread pid_t tid;
+
+	if (!tid || gen != __atomic_load_n(&pi_fork_gen, __ATOMIC_RELAXED)) {
+		tid = syscall(SYS_gettid);
+		gen = pi_fork_gen;
+	}
+	return tid;
 }
 
 static bool pi_mem_zeroed(const char *p, size_t n)
@@ -136,7 +180,7 @@ static int pi_env_backends(void)
 		{ "all",	PERFINJECT_BACKEND_ALL },
 		{ "none",	0 },
 	};
-	const char *env = getenv("PERFINJECT_BACKENDS");
+	const char *env = secure_getenv("PERFINJECT_BACKENDS");
 	unsigned int bits = 0;
 	size_t len, i;
 
@@ -164,6 +208,9 @@ static int pi_open_files(struct perfinject *pi, unsigned int want, bool strict)
 			pi->backends |= PERFINJECT_BACKEND_PERFMAP;
 		else if (strict)
 			return err;
+		else
+			pi_warn("perf-map backend off: %s/perf-%d.map: %s\n",
+				pi->dir, (int)pi->pid, strerror(-err));
 	}
 	if (want & PERFINJECT_BACKEND_JITDUMP) {
 		err = pi_jitdump_open(pi);
@@ -171,9 +218,15 @@ static int pi_open_files(struct perfinject *pi, unsigned int want, bool strict)
 			pi->backends |= PERFINJECT_BACKEND_JITDUMP;
 		else if (strict)
 			return err;
+		else
+			pi_warn("jitdump backend off: %s/jit-%d.dump: %s\n",
+				pi->dir, (int)pi->pid, strerror(-err));
 	}
 	return 0;
 }
+
+static void pi_check_fork(struct perfinject *pi);
+static void pi_unload_all(struct perfinject *pi);
 
 PERFINJECT_API struct perfinject *
 perfinject__new(const struct perfinject_opts *opts)
@@ -206,10 +259,14 @@ perfinject__new(const struct perfinject_opts *opts)
 	pi->perfmap.fd = -1;
 	pi->jitdump.fd = -1;
 	pi->pid = getpid();
+	pi->fork_gen = __atomic_load_n(&pi_fork_gen, __ATOMIC_RELAXED);
 	pi->dir = strdup(opts && opts->dir ? opts->dir : "/tmp");
 	pi->changes = calloc(PI_CHUNK, sizeof(*pi->changes));
 	pi->kentries = calloc(PI_CHUNK, sizeof(*pi->kentries));
-	if (!pi->dir || !pi->changes || !pi->kentries)
+	pi->chunk_addr = calloc(PI_CHUNK_HASH, sizeof(*pi->chunk_addr));
+	pi->chunk_index = calloc(PI_CHUNK_HASH, sizeof(*pi->chunk_index));
+	if (!pi->dir || !pi->changes || !pi->kentries || !pi->chunk_addr ||
+	    !pi->chunk_index)
 		goto err_free;
 	err = pi_registry_init(pi);
 	if (err)
@@ -221,6 +278,8 @@ perfinject__new(const struct perfinject_opts *opts)
 		else if (strict) {
 			err = -EOPNOTSUPP;
 			goto err_registry;
+		} else {
+			pi_warn("kernel backend off: the kernel has no PR_PERF_JIT_CODE\n");
 		}
 	}
 	err = pi_open_files(pi, want, strict);
@@ -238,6 +297,8 @@ err_files:
 err_registry:
 	pi_registry_fini(pi);
 err_free:
+	free(pi->chunk_index);
+	free(pi->chunk_addr);
 	free(pi->kentries);
 	free(pi->changes);
 	free(pi->dir);
@@ -264,13 +325,19 @@ PERFINJECT_API void perfinject__free(struct perfinject *pi)
 	pthread_mutex_unlock(&handles_lock);
 
 	pthread_mutex_lock(&pi->lock);
-	/* A child must not write the close record into its parent's file. */
-	pi_files_close(pi, pi->pid == getpid());
+	if (pi->fork_gen != __atomic_load_n(&pi_fork_gen, __ATOMIC_RELAXED)) {
+		/* A child: the files it holds are its parent's. */
+		pi_files_close(pi, false);
+		pi->fork_gen = pi_fork_gen;
+	}
+	pi_unload_all(pi);
+	pi_files_close(pi, true);
 	pi_registry_fini(pi);
 	pthread_mutex_unlock(&pi->lock);
 
-	free(pi->code.data);
 	free(pi->out.data);
+	free(pi->chunk_index);
+	free(pi->chunk_addr);
 	free(pi->kentries);
 	free(pi->changes);
 	free(pi->dir);
@@ -318,37 +385,88 @@ static void pi_view_of_entry(const struct pi_entry *e, struct pi_view *v)
 	v->name_len = e->name_len;
 }
 
+static uint64_t pi_hash64(uint64_t key)
+{
+	key ^= key >> 33;
+	key *= 0xff51afd7ed558ccdULL;
+	key ^= key >> 33;
+	return key;
+}
+
+/* The newest change of the chunk about @key, or NULL. */
+static const struct pi_change *pi_chunk_get(struct perfinject *pi,
+					    struct pi_chunk_slot *tab,
+					    uint64_t key)
+{
+	size_t i = pi_hash64(key) & (PI_CHUNK_HASH - 1);
+
+	for (; tab[i].gen == pi->chunk_gen; i = (i + 1) & (PI_CHUNK_HASH - 1))
+		if (tab[i].key == key)
+			return &pi->changes[tab[i].change];
+	return NULL;
+}
+
+static void pi_chunk_set(struct perfinject *pi, struct pi_chunk_slot *tab,
+			 uint64_t key, unsigned int change)
+{
+	size_t i = pi_hash64(key) & (PI_CHUNK_HASH - 1);
+
+	for (; tab[i].gen == pi->chunk_gen; i = (i + 1) & (PI_CHUNK_HASH - 1))
+		if (tab[i].key == key)
+			break;
+	tab[i].gen = pi->chunk_gen;
+	tab[i].key = key;
+	tab[i].change = change;
+}
+
+/* A new chunk: forget the last one's keys without clearing the tables. */
+static void pi_chunk_begin(struct perfinject *pi)
+{
+	if (++pi->chunk_gen == 0) {
+		memset(pi->chunk_addr, 0,
+		       PI_CHUNK_HASH * sizeof(*pi->chunk_addr));
+		memset(pi->chunk_index, 0,
+		       PI_CHUNK_HASH * sizeof(*pi->chunk_index));
+		pi->chunk_gen = 1;
+	}
+}
+
+/* Change @nr of the chunk is resolved: it decides about its keys now. */
+static void pi_chunk_note(struct perfinject *pi, unsigned int nr)
+{
+	const struct perf_jit_code_entry *k = &pi->changes[nr].kentry;
+
+	pi_chunk_set(pi, pi->chunk_addr, k->addr, nr);
+	if (k->op == PERF_JIT_CODE_MOVE)
+		pi_chunk_set(pi, pi->chunk_addr, k->new_addr, nr);
+	if (k->code_index)
+		pi_chunk_set(pi, pi->chunk_index, k->code_index, nr);
+}
+
 /*
  * The newest change of this chunk about the key decides; without one,
- * the registry does. Chunks are at most PI_CHUNK long, so the backward
- * scan stays cheap next to a system call.
+ * the registry does.
  */
 static bool pi_find_addr(struct perfinject *pi, unsigned int nr,
 			 uint64_t addr, struct pi_view *v)
 {
-	const struct pi_change *c;
+	const struct pi_change *c = nr ? pi_chunk_get(pi, pi->chunk_addr,
+						      addr) : NULL;
 	struct pi_entry *e;
 
-	while (nr--) {
-		c = &pi->changes[nr];
+	if (c) {
 		switch (c->kentry.op) {
 		case PERF_JIT_CODE_LOAD:
-			if (c->kentry.addr != addr)
-				break;
 			pi_view_of_change(c, addr, v);
 			return true;
-		case PERF_JIT_CODE_UNLOAD:
-			if (c->kentry.addr == addr)
-				return false;
-			break;
 		case PERF_JIT_CODE_MOVE:
 			if (c->kentry.new_addr == addr) {
 				pi_view_of_change(c, addr, v);
 				return true;
 			}
-			if (c->kentry.addr == addr)
-				return false;
-			break;
+			return false;
+		default:
+			return false;
 		}
 	}
 	e = pi_lookup_addr(pi, addr);
@@ -361,22 +479,20 @@ static bool pi_find_addr(struct perfinject *pi, unsigned int nr,
 static bool pi_find_index(struct perfinject *pi, unsigned int nr,
 			  uint64_t code_index, struct pi_view *v)
 {
-	const struct pi_change *c;
+	const struct pi_change *c = nr ? pi_chunk_get(pi, pi->chunk_index,
+						      code_index) : NULL;
 	struct pi_entry *e;
 
-	while (nr--) {
-		c = &pi->changes[nr];
-		if (c->kentry.code_index != code_index)
-			continue;
+	if (c) {
 		switch (c->kentry.op) {
 		case PERF_JIT_CODE_LOAD:
 			pi_view_of_change(c, c->kentry.addr, v);
 			return true;
-		case PERF_JIT_CODE_UNLOAD:
-			return false;
 		case PERF_JIT_CODE_MOVE:
 			pi_view_of_change(c, c->kentry.new_addr, v);
 			return true;
+		default:
+			return false;
 		}
 	}
 	e = pi_lookup_index(pi, code_index);
@@ -445,11 +561,9 @@ static int pi_resolve(struct perfinject *pi,
 			return -EEXIST;
 		if (op->code_index && pi_find_index(pi, nr, op->code_index, &v))
 			return -EEXIST;
-		if (pi->backends & PERFINJECT_BACKEND_JITDUMP) {
-			err = pi_code_readable(pi, op->addr, op->len);
-			if (err)
-				return err;
-		}
+		if ((pi->backends & PERFINJECT_BACKEND_JITDUMP) &&
+		    !pi_jitdump_fits(name_len, op->len))
+			return -E2BIG;
 		err = pi_publish_reserve(1);
 		if (err)
 			return err;
@@ -508,45 +622,100 @@ static int pi_resolve(struct perfinject *pi,
 	return 0;
 }
 
-/* The process forked since the files were opened: give it its own. */
+struct pi_emit_ctx {
+	struct perfinject	*pi;
+	unsigned int		nr;
+	int			op;
+	bool			kernel;
+	bool			files;
+	int			err;
+	int			count;
+};
+
+static void pi_emit_flush(struct pi_emit_ctx *x)
+{
+	struct perfinject *pi = x->pi;
+	unsigned int i;
+	int err;
+
+	if (!x->nr)
+		return;
+	if (x->kernel && !x->err) {
+		for (i = 0; i < x->nr; i++)
+			pi->kentries[i] = pi->changes[i].kentry;
+		err = pi_kernel_send(pi, pi->kentries, x->nr);
+		if (err)
+			x->err = err;
+	}
+	if (x->files && !x->err)
+		pi_files_emit(pi, pi->changes, x->nr);
+	if (!x->err)
+		x->count += x->nr;
+	x->nr = 0;
+}
+
+/* Queue a LOAD (or an UNLOAD) of @e; flush every PI_CHUNK. */
+static void pi_emit_entry(struct pi_entry *e, void *ctx)
+{
+	struct pi_emit_ctx *x = ctx;
+	struct pi_change *c = &x->pi->changes[x->nr++];
+
+	memset(c, 0, sizeof(*c));
+	c->kentry.op = x->op;
+	c->kentry.addr = e->addr;
+	c->kentry.len = e->len;
+	c->kentry.code_index = e->code_index;
+	if (x->op == PERF_JIT_CODE_LOAD)
+		c->kentry.name = (__u64)(uintptr_t)e->name;
+	c->name = e->name;
+	c->name_len = e->name_len;
+	c->dump_index = e->dump_index;
+	if (x->nr == PI_CHUNK)
+		pi_emit_flush(x);
+}
+
+/*
+ * The process forked since the files were opened: give the child its
+ * own, and describe there the code it inherited. Costs a load of a
+ * counter the atfork child handler bumps, not a getpid() per call.
+ */
 static void pi_check_fork(struct perfinject *pi)
 {
 	unsigned int had = pi->backends & PI_FILE_BACKENDS;
-	pid_t pid = getpid();
+	unsigned long gen = __atomic_load_n(&pi_fork_gen, __ATOMIC_RELAXED);
+	struct pi_emit_ctx x = { .pi = pi, .op = PERF_JIT_CODE_LOAD,
+				 .files = true };
 
-	if (pi->pid == pid)
+	if (pi->fork_gen == gen)
 		return;
+	pi->fork_gen = gen;
 	pi_files_close(pi, false);
-	pi->pid = pid;
-	if (had) {
-		pi_open_files(pi, had, false);
-		/* The child has the parent's code: describe it there too. */
-		if (pi->backends & PI_FILE_BACKENDS) {
-			struct cds_lfht_iter iter;
-			struct pi_entry *e;
-			unsigned int nr = 0;
+	pi->pid = getpid();
+	if (!had)
+		return;
+	pi_open_files(pi, had, false);
+	if (!(pi->backends & PI_FILE_BACKENDS))
+		return;
+	pi_registry_for_each(pi, pi_emit_entry, &x);
+	pi_emit_flush(&x);
+}
 
-			pi_read_lock();
-			cds_lfht_for_each_entry(pi->by_addr, &iter, e,
-						addr_node) {
-				struct pi_change *c = &pi->changes[nr++];
+/*
+ * What perfinject__free() promises: every live entry is gone. The files
+ * have no record for that; the kernel has.
+ */
+static void pi_unload_all(struct perfinject *pi)
+{
+	struct pi_emit_ctx x = { .pi = pi, .op = PERF_JIT_CODE_UNLOAD,
+				 .kernel = true };
 
-				memset(c, 0, sizeof(*c));
-				c->kentry.op = PERF_JIT_CODE_LOAD;
-				c->kentry.addr = e->addr;
-				c->kentry.len = e->len;
-				c->name = e->name;
-				c->name_len = e->name_len;
-				c->dump_index = e->dump_index;
-				if (nr == PI_CHUNK) {
-					pi_files_emit(pi, pi->changes, nr);
-					nr = 0;
-				}
-			}
-			pi_files_emit(pi, pi->changes, nr);
-			pi_read_unlock();
-		}
-	}
+	if (!(pi->backends & PERFINJECT_BACKEND_KERNEL) || !pi->by_addr.nr)
+		return;
+	pi_registry_for_each(pi, pi_emit_entry, &x);
+	pi_emit_flush(&x);
+	if (x.err)
+		pi_warn("free: the kernel refused the unloads after %d of %zu: %s\n",
+			x.count, pi->by_addr.nr, strerror(-x.err));
 }
 
 /*
@@ -558,15 +727,23 @@ static int pi_run_chunk(struct perfinject *pi,
 			const struct perfinject_code_op *ops, unsigned int n,
 			unsigned int *applied)
 {
-	unsigned int nr = 0, loads = 0, i;
+	unsigned int nr = 0, loads = 0, i, j;
 	int err = 0, kerr;
 
-	pi_read_lock();
+	pi_chunk_begin(pi);
 	for (i = 0; i < n; i++) {
 		err = pi_resolve(pi, &ops[i], nr, &loads);
 		if (err)
 			break;
+		pi_chunk_note(pi, nr);
 		nr++;
+	}
+
+	/* Room in the tables now: nothing may fail once the kernel took it. */
+	if (nr && pi_registry_reserve(pi, loads)) {
+		i = 0;
+		err = -ENOMEM;
+		goto drop;
 	}
 
 	if (nr && (pi->backends & PERFINJECT_BACKEND_KERNEL)) {
@@ -585,27 +762,29 @@ static int pi_run_chunk(struct perfinject *pi,
 					break;
 			}
 			if (i < nr) {
-				unsigned int j;
-
-				for (j = i; j < nr; j++) {
-					struct pi_change *c = &pi->changes[j];
-
-					if (c->kentry.op == PERF_JIT_CODE_LOAD)
-						pi_publish_unreserve(1);
-					if (c->add)
-						pi_entry_free(c->add);
-				}
-				nr = i;
 				err = kerr;
+				goto drop;
 			}
 		}
 	}
+	goto commit;
 
+drop:
+	for (j = i; j < nr; j++) {
+		struct pi_change *c = &pi->changes[j];
+
+		if (c->kentry.op == PERF_JIT_CODE_LOAD)
+			pi_publish_unreserve(1);
+		if (c->add)
+			pi_entry_free(c->add);
+	}
+	nr = i;
+commit:
 	if (nr) {
 		pi_registry_commit(pi, pi->changes, nr);
 		pi_files_emit(pi, pi->changes, nr);
+		pi_registry_reap(pi);
 	}
-	pi_read_unlock();
 	*applied = nr;
 	return err;
 }
@@ -707,54 +886,18 @@ PERFINJECT_API int perfinject__batch(struct perfinject *pi,
 
 PERFINJECT_API int perfinject__rundown(struct perfinject *pi)
 {
-	struct cds_lfht_iter iter;
-	unsigned int nr = 0, i;
-	struct pi_entry *e;
-	int err = 0, count = 0;
+	struct pi_emit_ctx x = { .pi = pi, .op = PERF_JIT_CODE_LOAD,
+				 .files = true };
 
 	if (!pi)
 		return pi_err(-EINVAL);
 	pthread_mutex_lock(&pi->lock);
 	pi_check_fork(pi);
-	pi_read_lock();
-	cds_lfht_first(pi->by_addr, &iter);
-	do {
-		struct cds_lfht_node *node = cds_lfht_iter_get_node(&iter);
-
-		if (node) {
-			struct pi_change *c = &pi->changes[nr++];
-
-			e = caa_container_of(node, struct pi_entry, addr_node);
-			pi_tsan_acquire(e);
-			memset(c, 0, sizeof(*c));
-			c->kentry.op = PERF_JIT_CODE_LOAD;
-			c->kentry.addr = e->addr;
-			c->kentry.len = e->len;
-			c->kentry.code_index = e->code_index;
-			c->kentry.name = (__u64)(uintptr_t)e->name;
-			c->name = e->name;
-			c->name_len = e->name_len;
-			c->dump_index = e->dump_index;
-			cds_lfht_next(pi->by_addr, &iter);
-		}
-		if (nr && (nr == PI_CHUNK || !node)) {
-			if (pi->backends & PERFINJECT_BACKEND_KERNEL) {
-				for (i = 0; i < nr; i++)
-					pi->kentries[i] = pi->changes[i].kentry;
-				err = pi_kernel_send(pi, pi->kentries, nr);
-				if (err)
-					break;
-			}
-			pi_files_emit(pi, pi->changes, nr);
-			count += nr;
-			nr = 0;
-		}
-		if (!node)
-			break;
-	} while (1);
-	pi_read_unlock();
+	x.kernel = pi->backends & PERFINJECT_BACKEND_KERNEL;
+	pi_registry_for_each(pi, pi_emit_entry, &x);
+	pi_emit_flush(&x);
 	pthread_mutex_unlock(&pi->lock);
-	return err ? pi_err(err) : count;
+	return x.err ? pi_err(x.err) : x.count;
 }
 
 PERFINJECT_API int perfinject__find(struct perfinject *pi, uint64_t addr,
@@ -765,7 +908,7 @@ PERFINJECT_API int perfinject__find(struct perfinject *pi, uint64_t addr,
 
 	if (!pi || !code || (name_buf && !name_sz))
 		return pi_err(-EINVAL);
-	pi_read_lock();
+	pthread_mutex_lock(&pi->lock);
 	e = pi_lookup_addr(pi, addr);
 	if (e) {
 		code->addr = e->addr;
@@ -781,20 +924,15 @@ PERFINJECT_API int perfinject__find(struct perfinject *pi, uint64_t addr,
 			code->name = name_buf;
 		}
 	}
-	pi_read_unlock();
+	pthread_mutex_unlock(&pi->lock);
 	return e ? 0 : pi_err(-ENOENT);
 }
 
 PERFINJECT_API size_t perfinject__count(struct perfinject *pi)
 {
-	size_t n;
-
 	if (!pi) {
 		errno = EINVAL;
 		return 0;
 	}
-	pthread_mutex_lock(&pi->lock);
-	n = pi->nr_live;
-	pthread_mutex_unlock(&pi->lock);
-	return n;
+	return __atomic_load_n(&pi->nr_live, __ATOMIC_RELAXED);
 }

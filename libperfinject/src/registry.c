@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The registry of live code: two RCU hash tables (by start address, by
- * code index) for lock-free lookups inside the process, and a published
- * view, a slot array under a sequence count, for readers outside it.
+ * The registry of live code: two hash tables (by start address, by code
+ * index) for lookups inside the process, and a published view, a slot
+ * array under a sequence count, for readers outside it.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
-
-PI_HIDDEN int pi_tsan_gp;
 
 PERFINJECT_API struct perfinject_registry_descriptor
 perfinject_registry_descriptor = {
@@ -174,74 +172,117 @@ static uint64_t pi_hash(uint64_t key)
 	return key;
 }
 
-static int match_addr(struct cds_lfht_node *node, const void *key)
+/*
+ * The handle's tables: open addressing with linear probing, at most half
+ * full, and deletion by shifting the entries after the hole back (so no
+ * tombstones). Under pi->lock, like everything that reads them.
+ */
+static inline uint64_t pi_key(const struct pi_table *t,
+			      const struct pi_entry *e)
 {
-	struct pi_entry *e = caa_container_of(node, struct pi_entry,
-					      addr_node);
-
-	/* Lookups read entries that other threads published. */
-	pi_tsan_acquire(e);
-	return e->addr == *(const uint64_t *)key;
+	return t->by_index ? e->code_index : e->addr;
 }
 
-static int match_index(struct cds_lfht_node *node, const void *key)
+static struct pi_entry **pi_table_slot(struct pi_table *t, uint64_t key)
 {
-	struct pi_entry *e = caa_container_of(node, struct pi_entry,
-					      index_node);
+	size_t i;
 
-	/* Lookups read entries that other threads published. */
-	pi_tsan_acquire(e);
-	return e->code_index == *(const uint64_t *)key;
+	if (!t->mask)
+		return NULL;
+	for (i = pi_hash(key) & t->mask; t->slots[i]; i = (i + 1) & t->mask)
+		if (pi_key(t, t->slots[i]) == key)
+			return &t->slots[i];
+	return NULL;
+}
+
+static void pi_table_put(struct pi_table *t, struct pi_entry *e)
+{
+	size_t i;
+
+	for (i = pi_hash(pi_key(t, e)) & t->mask; t->slots[i];
+	     i = (i + 1) & t->mask)
+		;
+	t->slots[i] = e;
+	t->nr++;
+}
+
+/* Room for @more further entries without growing in pi_table_put(). */
+static int pi_table_reserve(struct pi_table *t, size_t more)
+{
+	struct pi_entry **old = t->slots;
+	size_t cap = t->mask + 1, old_cap = t->mask ? cap : 0, i;
+
+	if (t->nr + more <= old_cap / 2)
+		return 0;
+	if (t->nr + more > SIZE_MAX / 4 / sizeof(*old))
+		return -ENOMEM;
+	cap = old_cap ? old_cap : 64;
+	while (t->nr + more > cap / 2)
+		cap *= 2;
+	t->slots = calloc(cap, sizeof(*t->slots));
+	if (!t->slots) {
+		t->slots = old;
+		return -ENOMEM;
+	}
+	t->mask = cap - 1;
+	t->nr = 0;
+	for (i = 0; i < old_cap; i++)
+		if (old[i])
+			pi_table_put(t, old[i]);
+	free(old);
+	return 0;
+}
+
+static void pi_table_del(struct pi_table *t, struct pi_entry **slot)
+{
+	size_t hole = slot - t->slots, i = hole, home;
+
+	t->slots[hole] = NULL;
+	t->nr--;
+	for (;;) {
+		i = (i + 1) & t->mask;
+		if (!t->slots[i])
+			return;
+		home = pi_hash(pi_key(t, t->slots[i])) & t->mask;
+		/* Move it back unless its home lies in (hole, i]. */
+		if (((i - home) & t->mask) >= ((i - hole) & t->mask)) {
+			t->slots[hole] = t->slots[i];
+			t->slots[i] = NULL;
+			hole = i;
+		}
+	}
 }
 
 int pi_registry_init(struct perfinject *pi)
 {
-	pi->by_addr = cds_lfht_new(64, 64, 0,
-				   CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
-				   NULL);
-	pi->by_index = cds_lfht_new(64, 64, 0,
-				    CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
-				    NULL);
-	if (!pi->by_addr || !pi->by_index) {
-		if (pi->by_addr)
-			cds_lfht_destroy(pi->by_addr, NULL);
-		if (pi->by_index)
-			cds_lfht_destroy(pi->by_index, NULL);
-		return -ENOMEM;
-	}
+	pi->by_addr.by_index = false;
+	pi->by_index.by_index = true;
 	return 0;
 }
 
-/* In a read-side critical section. */
 struct pi_entry *pi_lookup_addr(struct perfinject *pi, uint64_t addr)
 {
-	struct cds_lfht_iter iter;
-	struct cds_lfht_node *node;
-	struct pi_entry *e;
+	struct pi_entry **slot = pi_table_slot(&pi->by_addr, addr);
 
-	cds_lfht_lookup(pi->by_addr, pi_hash(addr), match_addr, &addr, &iter);
-	node = cds_lfht_iter_get_node(&iter);
-	if (!node)
-		return NULL;
-	e = caa_container_of(node, struct pi_entry, addr_node);
-	pi_tsan_acquire(e);
-	return e;
+	return slot ? *slot : NULL;
 }
 
 struct pi_entry *pi_lookup_index(struct perfinject *pi, uint64_t code_index)
 {
-	struct cds_lfht_iter iter;
-	struct cds_lfht_node *node;
-	struct pi_entry *e;
+	struct pi_entry **slot = pi_table_slot(&pi->by_index, code_index);
 
-	cds_lfht_lookup(pi->by_index, pi_hash(code_index), match_index,
-			&code_index, &iter);
-	node = cds_lfht_iter_get_node(&iter);
-	if (!node)
-		return NULL;
-	e = caa_container_of(node, struct pi_entry, index_node);
-	pi_tsan_acquire(e);
-	return e;
+	return slot ? *slot : NULL;
+}
+
+/* Make sure pi_registry_commit() of @loads more loads cannot fail. */
+int pi_registry_reserve(struct perfinject *pi, size_t loads)
+{
+	int err;
+
+	err = pi_table_reserve(&pi->by_addr, loads);
+	if (!err)
+		err = pi_table_reserve(&pi->by_index, loads);
+	return err;
 }
 
 struct pi_entry *pi_entry_new(uint64_t addr, uint64_t len,
@@ -252,13 +293,12 @@ struct pi_entry *pi_entry_new(uint64_t addr, uint64_t len,
 
 	if (!e)
 		return NULL;
-	cds_lfht_node_init(&e->addr_node);
-	cds_lfht_node_init(&e->index_node);
 	e->addr = addr;
 	e->len = len;
 	e->code_index = code_index;
 	e->dump_index = 0;
 	e->slot = 0;
+	e->next_free = NULL;
 	e->name_len = name_len;
 	memcpy(e->name, name, name_len);
 	e->name[name_len] = '\0';
@@ -270,52 +310,35 @@ void pi_entry_free(struct pi_entry *e)
 	free(e);
 }
 
-static void pi_entry_free_rcu(struct rcu_head *head)
-{
-	struct pi_entry *e = caa_container_of(head, struct pi_entry, rcu);
-
-	pi_tsan_acquire(&pi_tsan_gp);
-	free(e);
-}
-
-static void pi_entry_retire(struct pi_entry *e)
-{
-	urcu_bp_call_rcu(&e->rcu, pi_entry_free_rcu);
-}
-
 static void pi_entry_insert(struct perfinject *pi, struct pi_entry *e)
 {
-	struct cds_lfht_node *dup;
-
-	pi_tsan_release(e);
-	dup = cds_lfht_add_unique(pi->by_addr, pi_hash(e->addr), match_addr,
-				  &e->addr, &e->addr_node);
-	(void)dup; /* checked when the change was resolved */
+	pi_table_put(&pi->by_addr, e);
 	if (e->code_index)
-		cds_lfht_add(pi->by_index, pi_hash(e->code_index),
-			     &e->index_node);
+		pi_table_put(&pi->by_index, e);
 }
 
 static void pi_entry_remove(struct perfinject *pi, struct pi_entry *e)
 {
-	cds_lfht_del(pi->by_addr, &e->addr_node);
+	pi_table_del(&pi->by_addr, pi_table_slot(&pi->by_addr, e->addr));
 	if (e->code_index)
-		cds_lfht_del(pi->by_index, &e->index_node);
-	pub_slot_put(e->slot);
-	pi_entry_retire(e);
+		pi_table_del(&pi->by_index,
+			     pi_table_slot(&pi->by_index, e->code_index));
 }
 
 /*
  * Apply checked changes to the tables and the published view. Called
- * with pi->lock and a read-side lock held, and a reservation of a slot
- * for each LOAD.
+ * with pi->lock held, a reservation of a slot for each LOAD and room in
+ * the tables (pi_registry_reserve()). Entries that leave go to pi->gone,
+ * freed by pi_registry_reap() after the write section (a reader outside
+ * may still be copying their names, and the changed sequence count tells
+ * it so) and after the files took their names.
  */
 void pi_registry_commit(struct perfinject *pi, struct pi_change *chg,
 			unsigned int nr)
 {
 	struct perfinject_registry_descriptor *d =
 		&perfinject_registry_descriptor;
-	struct pi_entry *old, *e;
+	struct pi_entry *old, *e, *gone = NULL;
 	unsigned int i;
 
 	pthread_mutex_lock(&pub_lock);
@@ -329,13 +352,14 @@ void pi_registry_commit(struct perfinject *pi, struct pi_change *chg,
 			e->slot = pub_slot_get();
 			pub_slot_set(e->slot, e);
 			pi_entry_insert(pi, e);
-			pi->nr_live++;
 			d->nr_live++;
 			break;
 		case PERF_JIT_CODE_UNLOAD:
 			old = pi_lookup_addr(pi, k->addr);
 			pi_entry_remove(pi, old);
-			pi->nr_live--;
+			pub_slot_put(old->slot);
+			old->next_free = gone;
+			gone = old;
 			d->nr_live--;
 			break;
 		case PERF_JIT_CODE_MOVE:
@@ -346,29 +370,41 @@ void pi_registry_commit(struct perfinject *pi, struct pi_change *chg,
 			e->slot = old->slot;
 			pub_slots[e->slot].addr = e->addr;
 			pub_slots[e->slot].name = (uint64_t)(uintptr_t)e->name;
-			pi_tsan_release(e);
-			cds_lfht_add_unique(pi->by_addr, pi_hash(e->addr),
-					    match_addr, &e->addr,
-					    &e->addr_node);
-			cds_lfht_del(pi->by_addr, &old->addr_node);
-			if (e->code_index) {
-				struct cds_lfht_iter iter;
-
-				cds_lfht_lookup(pi->by_index,
-						pi_hash(e->code_index),
-						match_index, &e->code_index,
-						&iter);
-				cds_lfht_replace(pi->by_index, &iter,
-						 pi_hash(e->code_index),
-						 match_index, &e->code_index,
-						 &e->index_node);
-			}
-			pi_entry_retire(old);
+			pi_entry_remove(pi, old);
+			pi_entry_insert(pi, e);
+			old->next_free = gone;
+			gone = old;
 			break;
 		}
 	}
 	pub_end();
 	pthread_mutex_unlock(&pub_lock);
+	__atomic_store_n(&pi->nr_live, pi->by_addr.nr, __ATOMIC_RELAXED);
+	pi->gone = gone;
+}
+
+/* Free what the last commit retired, once the files have their names. */
+void pi_registry_reap(struct perfinject *pi)
+{
+	struct pi_entry *e;
+
+	while (pi->gone) {
+		e = pi->gone->next_free;
+		free(pi->gone);
+		pi->gone = e;
+	}
+}
+
+/* Call @fn for every live entry, in table order; pi->lock held. */
+void pi_registry_for_each(struct perfinject *pi,
+			  void (*fn)(struct pi_entry *e, void *ctx), void *ctx)
+{
+	struct pi_table *t = &pi->by_addr;
+	size_t i;
+
+	for (i = 0; t->mask && i <= t->mask; i++)
+		if (t->slots[i])
+			fn(t->slots[i], ctx);
 }
 
 /* Remove everything; pi->lock held, no other user of @pi. */
@@ -376,21 +412,32 @@ void pi_registry_fini(struct perfinject *pi)
 {
 	struct perfinject_registry_descriptor *d =
 		&perfinject_registry_descriptor;
-	struct cds_lfht_iter iter;
-	struct pi_entry *e;
+	struct pi_table *t = &pi->by_addr;
+	struct pi_entry *gone = NULL, *e;
+	size_t i;
 
-	pi_read_lock();
 	pthread_mutex_lock(&pub_lock);
 	pub_begin();
-	cds_lfht_for_each_entry(pi->by_addr, &iter, e, addr_node) {
-		pi_entry_remove(pi, e);
+	for (i = 0; t->mask && i <= t->mask; i++) {
+		e = t->slots[i];
+		if (!e)
+			continue;
+		pub_slot_put(e->slot);
+		e->next_free = gone;
+		gone = e;
 		d->nr_live--;
 	}
 	pub_end();
 	pthread_mutex_unlock(&pub_lock);
-	pi_read_unlock();
+	while (gone) {
+		e = gone->next_free;
+		free(gone);
+		gone = e;
+	}
+	free(pi->by_addr.slots);
+	free(pi->by_index.slots);
+	memset(&pi->by_addr, 0, sizeof(pi->by_addr));
+	memset(&pi->by_index, 0, sizeof(pi->by_index));
+	pi->by_index.by_index = true;
 	pi->nr_live = 0;
-	urcu_bp_barrier();
-	cds_lfht_destroy(pi->by_addr, NULL);
-	cds_lfht_destroy(pi->by_index, NULL);
 }

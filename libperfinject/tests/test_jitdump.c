@@ -37,6 +37,19 @@ static uint64_t mono_ns(void)
 }
 
 /* Is the file mapped executable in this process (perf's marker)? */
+static int nr_warn;
+static char last_warn[256];
+
+static int count_warn(enum perfinject_print_level level, const char *fmt,
+		      va_list ap)
+{
+	if (level == PERFINJECT_WARN) {
+		nr_warn++;
+		vsnprintf(last_warn, sizeof(last_warn), fmt, ap);
+	}
+	return 0;
+}
+
 static int marker_mapped(const char *path)
 {
 	char line[512];
@@ -53,14 +66,14 @@ static int marker_mapped(const char *path)
 
 int main(void)
 {
-	static unsigned char code1[32], code2[100];
+	static unsigned char code1[32], code2[100], zeros[16];
 	uint64_t t0 = mono_ns(), t_end, prev_ts;
 	char path[256], *buf, *p, *end;
 	uint32_t tid = syscall(SYS_gettid);
 	struct perfinject *pi;
 	struct stat st;
 	size_t len, i;
-	int nrec = 0;
+	int nrec = 0, rc;
 
 	for (i = 0; i < sizeof(code1); i++)
 		code1[i] = i * 7 + 1;
@@ -83,11 +96,19 @@ int main(void)
 				  11), 0);
 	CHECK_EQ(perfinject__load(pi, "second", (uintptr_t)code2,
 				  sizeof(code2), 0), 0);
-	/* Unreadable code: the jitdump cannot hold it. */
-	CHECK_EQ(perfinject__load(pi, "bad", 0x1000, 16, 0), -EFAULT);
+	/*
+	 * Unreadable code: the record still goes in whole, with zeros for
+	 * the code, and the library says so.
+	 */
+	perfinject_set_print(count_warn);
+	rc = perfinject__load(pi, "bad", 0x1000, 16, 0);
+	CHECK_EQ(rc, 0);
+	CHECK(nr_warn == 1 && strstr(last_warn, "0x1000"), "warnings %d: %s",
+	      nr_warn, last_warn);
 	CHECK_EQ(perfinject__move(pi, (uintptr_t)code1, (uintptr_t)code1 + 1),
 		 0);
 	CHECK_EQ(perfinject__unload(pi, (uintptr_t)code2), 0);
+	CHECK_EQ(perfinject__unload(pi, 0x1000), 0);
 	perfinject__free(pi);
 	t_end = mono_ns();
 	CHECK(!marker_mapped(path), "marker left mapped");
@@ -143,6 +164,13 @@ int main(void)
 			break;
 		}
 		case 2:
+			CHECK_EQ(id, 0); /* JIT_CODE_LOAD of "bad" */
+			CHECK_EQ(size, 56 + 4 + 16);
+			CHECK_EQ(rd64(p + 32), 0x1000);
+			CHECK(!strcmp(p + 56, "bad"), "name %s", p + 56);
+			CHECK(!memcmp(p + 60, zeros, 16), "code not zeros");
+			break;
+		case 3:
 			CHECK_EQ(id, 1); /* JIT_CODE_MOVE */
 			CHECK_EQ(size, 64);
 			CHECK_EQ(rd32(p + 16), getpid());
@@ -153,13 +181,13 @@ int main(void)
 			CHECK_EQ(rd64(p + 48), sizeof(code1));
 			CHECK_EQ(rd64(p + 56), 11);
 			break;
-		case 3:
+		case 4:
 			CHECK_EQ(id, 3); /* JIT_CODE_CLOSE */
 			CHECK_EQ(size, 16);
 			break;
 		}
 	}
-	CHECK_EQ(nrec, 4);
+	CHECK_EQ(nrec, 5);
 	CHECK(p == end, "trailing bytes");
 	free(buf);
 	return t_done();

@@ -2,6 +2,8 @@
 /* Planted symlinks and files of other users are never written. */
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -38,9 +40,11 @@ static void check_intact(const char *path)
 
 static void one(unsigned int backend, const char *fmt)
 {
-	char path[256], target[256];
+	struct timeval old_times[2] = { 0 };
+	char path[256], target[256], *text;
 	struct perfinject *pi;
 	struct stat st;
+	size_t len;
 
 	snprintf(path, sizeof(path), fmt, t_tmpdir(), getpid());
 	snprintf(target, sizeof(target), "%s/target", t_tmpdir());
@@ -81,14 +85,41 @@ static void one(unsigned int backend, const char *fmt)
 		unlink(path);
 	}
 
-	/* Our own stale file (pid reuse): truncated and reused. */
+	/*
+	 * Our own stale file (pid reuse: last written before this process
+	 * started): emptied and reused.
+	 */
 	write_file(path);
+	old_times[0].tv_sec = old_times[1].tv_sec = time(NULL) - 3600;
+	CHECK(utimes(path, old_times) == 0, "utimes");
 	pi = open_backend(backend, true);
 	CHECK(pi, "own stale file refused: %s", strerror(errno));
 	perfinject__free(pi);
-	CHECK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0600 &&
-	      st.st_size != (off_t)sizeof(secret) - 1, "not reused");
+	text = t_slurp(path, &len);
+	CHECK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0600 && text &&
+	      !memmem(text, len, secret, sizeof(secret) - 1), "not emptied");
+	free(text);
 	unlink(path);
+
+	/*
+	 * A perf-map this process wrote (a handle freed earlier, another
+	 * copy of the library): appended to, never emptied. (A jitdump
+	 * needs its header for that: test_two_handles.)
+	 */
+	if (backend == PERFINJECT_BACKEND_PERFMAP) {
+		write_file(path);
+		pi = open_backend(backend, true);
+		CHECK(pi, "own file refused: %s", strerror(errno));
+		if (pi)
+			perfinject__load(pi, "x", (uintptr_t)secret, 4, 0);
+		perfinject__free(pi);
+		text = t_slurp(path, &len);
+		CHECK(text && len > sizeof(secret) - 1 &&
+		      !memcmp(text, secret, sizeof(secret) - 1),
+		      "own file emptied");
+		free(text);
+		unlink(path);
+	}
 
 	/* A directory in the way. */
 	CHECK(mkdir(path, 0700) == 0, "mkdir");

@@ -19,6 +19,7 @@
 #ifndef __PERFINJECT_PERFINJECT_H
 #define __PERFINJECT_PERFINJECT_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,7 +35,7 @@ extern "C" {
 #endif
 
 #define PERFINJECT_MAJOR_VERSION	0
-#define PERFINJECT_MINOR_VERSION	1
+#define PERFINJECT_MINOR_VERSION	2
 #define PERFINJECT_PATCH_VERSION	0
 
 /* True at compile time when these headers are at least @major.@minor. */
@@ -51,6 +52,27 @@ PERFINJECT_API int perfinject_version_minor(void);
  * Note: unlike io_uring_check_version(), true means the check passed.
  */
 PERFINJECT_API bool perfinject_check_version(int major, int minor);
+
+/*
+ * Messages: what the library could not do and did not return as an
+ * error (a backend that failed to open, a file write that failed, code
+ * it could not read). By default warnings go to stderr, prefixed
+ * "libperfinject: ". perfinject_set_print() replaces the function and
+ * returns the previous one; NULL silences the library. The function may
+ * be called from any thread that calls the library, with its locks held:
+ * it must not call back into the library.
+ */
+enum perfinject_print_level {
+	PERFINJECT_WARN,
+	PERFINJECT_INFO,
+	PERFINJECT_DEBUG,
+};
+
+typedef int (*perfinject_print_fn_t)(enum perfinject_print_level level,
+				     const char *fmt, va_list ap);
+
+PERFINJECT_API perfinject_print_fn_t
+perfinject_set_print(perfinject_print_fn_t fn);
 
 /* Where the records go; see perfinject__new(). */
 #define PERFINJECT_BACKEND_KERNEL	(1U << 0) /* PR_PERF_JIT_CODE */
@@ -112,8 +134,9 @@ PERFINJECT_API struct perfinject *
 perfinject__new(const struct perfinject_opts *opts);
 
 /*
- * Unload everything still live, close the files (a jitdump gets its
- * JIT_CODE_CLOSE record) and free the handle. NULL is ignored. No other
+ * Unload everything still live (the kernel backend gets the unloads),
+ * close the files (the last writer of the jitdump adds JIT_CODE_CLOSE)
+ * and free the handle. NULL is ignored. No other
  * call on @pi may run at the same time or later.
  */
 PERFINJECT_API void perfinject__free(struct perfinject *pi);
@@ -126,12 +149,13 @@ PERFINJECT_API unsigned int perfinject__backends(const struct perfinject *pi);
  * 1 to PERFINJECT_NAME_MAX - 1 characters). @code_index identifies this
  * piece of code (a compilation id, not a function id); 0 means none. A
  * non-zero @code_index must not be used by another live entry. With the
- * jitdump backend active the code bytes are read from @addr.
+ * jitdump backend active the code bytes are written from @addr to the
+ * file (zeros, and a warning, if the range cannot be read).
  *
  * Returns 0, or -EINVAL (NULL @pi or @name, empty @name, @len 0, range
  * wraps), -ENAMETOOLONG, -EEXIST (code already starts at @addr, or
- * @code_index is live), -EFAULT (jitdump active and the code cannot be
- * read), -ENOMEM, or the kernel's error.
+ * @code_index is live), -E2BIG (jitdump active and the record would not
+ * fit its format), -ENOMEM, or the kernel's error.
  */
 #define PERFINJECT_NAME_MAX	4096	/* bytes of a name with its NUL */
 PERFINJECT_API int perfinject__load(struct perfinject *pi, const char *name,
@@ -200,7 +224,7 @@ struct perfinject_code {
 };
 
 /*
- * Look up, without locking, the live entry starting at @addr. The name
+ * Look up the live entry starting at @addr. The name
  * is copied, truncated, into @name_buf (@code->name points to it) when
  * @name_buf is given, else @code->name is NULL. -ENOENT if none.
  */
