@@ -85,7 +85,6 @@ struct perfinject {
 	char			*dir;
 	struct pi_file		perfmap;
 	struct pi_file		jitdump;
-	uint64_t		next_dump_index;
 	struct pi_change	*changes;	/* PERF_JIT_CODE_MAX_ENTRIES */
 	struct perf_jit_code_entry *kentries;
 	struct pi_buf		out;		/* file records */

@@ -226,6 +226,25 @@ static int pi_open_files(struct perfinject *pi, unsigned int want, bool strict)
 }
 
 static void pi_check_fork(struct perfinject *pi);
+
+/*
+ * The code_index of a jitdump record. perf inject names a file after it
+ * (jitted-PID-N.so), and every handle and every copy of the library in
+ * the process writes into the same jitdump, so it must be unique in the
+ * process, whatever the callers' own indices are (two JITs both count
+ * compilations from 1): the page of a variable of this copy of the
+ * library (copies are mapped apart) above a counter of 40 bits.
+ */
+static uint64_t pi_dump_serial;
+
+static uint64_t pi_dump_index(void)
+{
+	uint64_t copy = ((uintptr_t)&pi_dump_serial >> 12) & 0x7fffff;
+
+	return (1ULL << 63) | copy << 40 |
+	       (__atomic_add_fetch(&pi_dump_serial, 1, __ATOMIC_RELAXED) &
+		((1ULL << 40) - 1));
+}
 static void pi_unload_all(struct perfinject *pi);
 
 PERFINJECT_API struct perfinject *
@@ -574,9 +593,7 @@ static int pi_resolve(struct perfinject *pi,
 			return -ENOMEM;
 		}
 		(*loads)++;
-		/* perf inject names a file after it: never 0, never reused. */
-		c->add->dump_index = op->code_index ? op->code_index :
-				     (1ULL << 63) | ++pi->next_dump_index;
+		c->add->dump_index = pi_dump_index();
 		k->op = PERF_JIT_CODE_LOAD;
 		k->addr = op->addr;
 		k->len = op->len;

@@ -4,8 +4,9 @@
 # The jitdump backend's file is read by today's perf: examples/jitdemo
 # runs under 'perf record -k mono' with PERFINJECT_BACKENDS=jitdump, then
 # 'perf inject --jit' and 'perf report' must name every function the
-# demo's log says ran, and attribute most samples to them. Skips (77)
-# when perf is missing or cannot record here.
+# demo's log says ran, and attribute most samples to them; and the
+# jitdump three writers share (test_two_writers) must give perf inject
+# every function. Skips (77) when perf is missing or cannot record here.
 
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -50,3 +51,19 @@ done
 share=$(awk '/\[\.\] jit:/ { sub("%", "", $1); s += $1 } END { printf "%d", s }' "$work/report")
 [ "$share" -ge 80 ] || fail "only $share% of the samples are in jit: functions"
 echo "perf inject --jit names all $(awk '!/^#/ {print $6}' "$work/log" | sort -u | wc -l) functions; $share% of samples in them"
+
+# Three writers of one jitdump (two handles, a second copy of the
+# library): perf inject reads it whole and writes one ELF file per LOAD.
+two=build/tests/shared/test_two_writers
+[ -x "$two" ] || fail "$two not built"
+mkdir -p "$work/two"
+perf record -q -k mono -e cpu-clock -o "$work/two.data" \
+	"$two" -k "$work/two" -n 400 >"$work/two.out" 2>&1 ||
+	{ cat "$work/two.out"; fail "perf record $two"; }
+perf inject --jit -i "$work/two.data" -o "$work/two.jit.data" \
+	>"$work/two-inject.out" 2>&1 ||
+	{ cat "$work/two-inject.out"; fail "perf inject --jit of the shared jitdump"; }
+nr_so=$(find "$work/two" -name 'jitted-*.so' | wc -l)
+[ "$nr_so" -eq 1200 ] ||
+	fail "perf inject wrote $nr_so ELF files for the shared jitdump, want 1200"
+echo "perf inject --jit reads the jitdump of three writers: $nr_so functions"

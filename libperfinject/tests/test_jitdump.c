@@ -73,6 +73,7 @@ int main(void)
 	struct perfinject *pi;
 	struct stat st;
 	size_t len, i;
+	uint64_t index[2] = { 0 };
 	int nrec = 0, rc;
 
 	for (i = 0; i < sizeof(code1); i++)
@@ -152,12 +153,10 @@ int main(void)
 			CHECK_EQ(rd64(p + 24), (uintptr_t)code);	/* vma */
 			CHECK_EQ(rd64(p + 32), (uintptr_t)code);	/* code_addr */
 			CHECK_EQ(rd64(p + 40), csize);
-			if (nrec == 0)
-				CHECK_EQ(rd64(p + 48), 11);
-			else	/* generated: non-zero, unique */
-				CHECK(rd64(p + 48) && rd64(p + 48) != 11,
-				      "index %llx",
-				      (unsigned long long)rd64(p + 48));
+			/* Generated, unique in the process: not 11. */
+			CHECK(rd64(p + 48) >> 63 && rd64(p + 48) != index[!nrec],
+			      "index %llx", (unsigned long long)rd64(p + 48));
+			index[nrec] = rd64(p + 48);
 			CHECK(!strcmp(p + 56, name), "name %s", p + 56);
 			CHECK(!memcmp(p + 56 + strlen(name) + 1, code, csize),
 			      "code bytes of %s", name);
@@ -179,7 +178,7 @@ int main(void)
 			CHECK_EQ(rd64(p + 32), (uintptr_t)code1);
 			CHECK_EQ(rd64(p + 40), (uintptr_t)code1 + 1);
 			CHECK_EQ(rd64(p + 48), sizeof(code1));
-			CHECK_EQ(rd64(p + 56), 11);
+			CHECK_EQ(rd64(p + 56), index[0]);
 			break;
 		case 4:
 			CHECK_EQ(id, 3); /* JIT_CODE_CLOSE */

@@ -2,7 +2,9 @@
 /*
  * The kernel backend end to end: a per-task dummy event with
  * attr.jit_code set receives the records the library sends with
- * PR_PERF_JIT_CODE. Skips (77) on a kernel without the feature.
+ * PR_PERF_JIT_CODE, and perfinject__free() unloads what is still live
+ * (in calls of up to 1024 entries). Skips (77) on a kernel without the
+ * feature.
  */
 #include <linux/perf_event.h>
 #include <stddef.h>
@@ -15,7 +17,8 @@
 #include "helpers.h"
 #include "../src/uapi_jit_code.h"
 
-#define NR_PAGES 64
+#define NR_PAGES 256
+#define NR_MORE 1500
 
 struct jit_rec {
 	struct perf_event_header header;
@@ -26,7 +29,9 @@ struct jit_rec {
 
 int main(void)
 {
-	static unsigned char code[2][32];
+	static unsigned char code[2][32], more[NR_MORE][16];
+	static char seen[NR_MORE];
+	int i, unloaded_a = 0;
 	struct perf_event_mmap_page *mp;
 	uint64_t head, tail, expect_op[] = { 1, 3, 2, 1 };
 	uint64_t a = (uintptr_t)code[0], b = (uintptr_t)code[1];
@@ -92,6 +97,41 @@ int main(void)
 		tail += h->size;
 	}
 	CHECK_EQ(nr, 4);
+	mp->data_tail = tail;
+
+	/* free() unloads everything live: more than one kernel call. */
+	for (i = 0; i < NR_MORE; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "more%d", i);
+		CHECK_EQ(perfinject__load(pi, name, (uintptr_t)more[i], 16, 0),
+			 0);
+	}
 	perfinject__free(pi);
+	head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
+	for (nr = 0; tail < head;) {
+		struct perf_event_header *h =
+			(void *)(data + tail % (NR_PAGES * pgsz));
+		struct jit_rec *r = (void *)h;
+
+		CHECK(h->type != PERF_RECORD_LOST, "records lost");
+		if (h->type == PERFINJECT_PERF_RECORD_JIT_CODE && r->op == 2) {
+			if (r->addr == a) {
+				CHECK(!unloaded_a, "kfn2 unloaded twice");
+				unloaded_a = 1;
+			} else if (r->addr >= (uintptr_t)more[0] &&
+				   r->addr <= (uintptr_t)more[NR_MORE - 1]) {
+				i = (r->addr - (uintptr_t)more[0]) / 16;
+				CHECK(!seen[i]++, "more%d unloaded twice", i);
+				nr++;
+			} else {
+				CHECK(0, "unload of %#llx",
+				      (unsigned long long)r->addr);
+			}
+		}
+		tail += h->size;
+	}
+	CHECK(unloaded_a, "free did not unload kfn2");
+	CHECK_EQ(nr, NR_MORE);
 	return t_done();
 }
