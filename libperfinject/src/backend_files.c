@@ -87,6 +87,27 @@ struct jr_code_move {
 	uint64_t code_index;
 };
 
+struct jr_code_debug_info {
+	struct jr_prefix p;
+	uint64_t code_addr;
+	uint64_t nr_entry;
+	/* entries: u64 addr, i32 lineno, i32 discrim, NUL-terminated file */
+};
+
+struct jr_debug_entry {
+	uint64_t addr;
+	int32_t lineno;
+	int32_t discrim;
+};
+
+struct jr_code_unwinding_info {
+	struct jr_prefix p;
+	uint64_t unwinding_size;
+	uint64_t eh_frame_hdr_size;
+	uint64_t mapped_size;
+	/* .eh_frame, then .eh_frame_hdr, then padding to 8 bytes */
+};
+
 #if defined(__x86_64__)
 #define PI_ELF_MACH	EM_X86_64
 #elif defined(__i386__)
@@ -482,6 +503,113 @@ static void pi_perfmap_emit(struct perfinject *pi, const struct pi_change *chg,
 		pi_perfmap_stop(pi, "short write", -EIO);
 }
 
+/* Bytes of the DEBUG_INFO record for @o's line table; 0: none. */
+static uint64_t pi_debug_info_size(const struct perfinject_load_opts *o)
+{
+	const char *row = (const char *)o->lines;
+	uint64_t size = sizeof(struct jr_code_debug_info);
+	size_t i;
+
+	if (!o->nr_lines)
+		return 0;
+	for (i = 0; i < o->nr_lines; i++, row += o->line_sz) {
+		const struct perfinject_line *l = (const void *)row;
+
+		size += sizeof(struct jr_debug_entry) +
+			strlen(l->frames->file) + 1;
+	}
+	return (size + 7) & ~7ULL;
+}
+
+static uint64_t pi_unwinding_info_size(const struct perfinject_load_opts *o)
+{
+	if (!o->eh_frame)
+		return 0;
+	return (sizeof(struct jr_code_unwinding_info) + o->eh_frame_sz +
+		o->eh_frame_hdr_sz + 7) & ~7ULL;
+}
+
+/* Every jitdump record of a load fits its 32-bit size field. */
+bool pi_jitdump_fits(uint64_t name_len, uint64_t len,
+		     const struct perfinject_load_opts *o)
+{
+	return len <= UINT32_MAX &&
+	       sizeof(struct jr_code_load) + name_len + 1 + len <= UINT32_MAX &&
+	       o->eh_frame_sz <= UINT32_MAX &&
+	       o->eh_frame_hdr_sz <= UINT32_MAX &&
+	       pi_unwinding_info_size(o) <= UINT32_MAX &&
+	       pi_debug_info_size(o) <= UINT32_MAX;
+}
+
+/*
+ * The DEBUG_INFO and UNWINDING_INFO records that go before a LOAD, into
+ * pi->info: perf inject attaches them to the next LOAD in the file, so
+ * they are written in the same write as the LOAD. jitdump has one
+ * position per row: the innermost frame's.
+ */
+static int pi_jitdump_info(struct perfinject *pi, const struct pi_change *c)
+{
+	const struct perfinject_load_opts *o = &c->lopts;
+	uint64_t dsize = pi_debug_info_size(o);
+	uint64_t usize = pi_unwinding_info_size(o);
+	const char *row = (const char *)o->lines;
+	char *p;
+	size_t i;
+	int err;
+
+	pi->info.len = 0;
+	if (!dsize && !usize)
+		return 0;
+	err = pi_buf_reserve(&pi->info, dsize + usize);
+	if (err)
+		return err;
+	p = pi->info.data;
+	memset(p, 0, dsize + usize);
+	if (dsize) {
+		struct jr_code_debug_info d = {
+			.p.id		= JIT_CODE_DEBUG_INFO,
+			.p.total_size	= dsize,
+			.p.timestamp	= pi_now(),
+			.code_addr	= c->kentry.addr,
+			.nr_entry	= o->nr_lines,
+		};
+
+		memcpy(p, &d, sizeof(d));
+		p += sizeof(d);
+		for (i = 0; i < o->nr_lines; i++, row += o->line_sz) {
+			const struct perfinject_line *l = (const void *)row;
+			struct jr_debug_entry e = {
+				.addr		= l->addr,
+				.lineno		= l->frames->line,
+				.discrim	= l->discrim,
+			};
+			size_t n = strlen(l->frames->file) + 1;
+
+			memcpy(p, &e, sizeof(e));
+			memcpy(p + sizeof(e), l->frames->file, n);
+			p += sizeof(e) + n;
+		}
+		p = pi->info.data + dsize;
+	}
+	if (usize) {
+		struct jr_code_unwinding_info u = {
+			.p.id		= JIT_CODE_UNWINDING_INFO,
+			.p.total_size	= usize,
+			.p.timestamp	= pi_now(),
+			.unwinding_size	= o->eh_frame_sz + o->eh_frame_hdr_sz,
+			.eh_frame_hdr_size = o->eh_frame_hdr_sz,
+			.mapped_size	= o->eh_frame_sz + o->eh_frame_hdr_sz,
+		};
+
+		memcpy(p, &u, sizeof(u));
+		memcpy(p + sizeof(u), o->eh_frame, o->eh_frame_sz);
+		memcpy(p + sizeof(u) + o->eh_frame_sz, o->eh_frame_hdr,
+		       o->eh_frame_hdr_sz);
+	}
+	pi->info.len = dsize + usize;
+	return 0;
+}
+
 static void pi_jitdump_stop(struct perfinject *pi, const char *why, int err)
 {
 	pi_warn("jitdump backend off: %s: %s\n", why, strerror(-err));
@@ -538,12 +666,18 @@ static int pi_jitdump_record(struct perfinject *pi, const struct pi_change *c,
 	const struct perf_jit_code_entry *k = &c->kentry;
 	struct jr_code_load load;
 	struct jr_code_move move;
-	struct iovec iov[3];
+	struct iovec iov[4];
 	int nr_iov = 1, err;
 	uint64_t size;
 	ssize_t n;
 
 	if (k->op == PERF_JIT_CODE_LOAD) {
+		err = pi_jitdump_info(pi, c);
+		if (err) {
+			pi_warn("jitdump: line table and unwind info of %#llx not written: %s\n",
+				(unsigned long long)k->addr, strerror(-err));
+			pi->info.len = 0;
+		}
 		size = sizeof(load) + c->name_len + 1 + k->len;
 		load = (struct jr_code_load){
 			.p.id		= JIT_CODE_LOAD,
@@ -556,10 +690,16 @@ static int pi_jitdump_record(struct perfinject *pi, const struct pi_change *c,
 			.code_size	= k->len,
 			.code_index	= c->dump_index,
 		};
-		iov[0] = (struct iovec){ &load, sizeof(load) };
-		iov[1] = (struct iovec){ (void *)c->name, c->name_len + 1 };
-		iov[2] = (struct iovec){ (void *)(uintptr_t)k->addr, k->len };
-		nr_iov = 3;
+		nr_iov = 0;
+		if (pi->info.len)
+			iov[nr_iov++] = (struct iovec){ pi->info.data,
+							pi->info.len };
+		iov[nr_iov++] = (struct iovec){ &load, sizeof(load) };
+		iov[nr_iov++] = (struct iovec){ (void *)c->name,
+						c->name_len + 1 };
+		iov[nr_iov++] = (struct iovec){ (void *)(uintptr_t)k->addr,
+						k->len };
+		size += pi->info.len;
 	} else if (k->op == PERF_JIT_CODE_MOVE) {
 		size = sizeof(move);
 		move = (struct jr_code_move){
@@ -589,7 +729,7 @@ static int pi_jitdump_record(struct perfinject *pi, const struct pi_change *c,
 			(unsigned long long)k->addr, strerror(errno));
 		return 0;
 	}
-	if (n < 0 || nr_iov == 3)
+	if (n < 0 || k->op == PERF_JIT_CODE_LOAD)
 		pi_warn("jitdump: code at %#llx (%llu bytes) not readable: written as zeros\n",
 			(unsigned long long)k->addr,
 			(unsigned long long)k->len);
@@ -597,12 +737,6 @@ static int pi_jitdump_record(struct perfinject *pi, const struct pi_change *c,
 	return err ? err : 0;
 }
 
-/* The largest jitdump LOAD: its size field has 32 bits. */
-bool pi_jitdump_fits(uint64_t name_len, uint64_t len)
-{
-	return len <= UINT32_MAX &&
-	       sizeof(struct jr_code_load) + name_len + 1 + len <= UINT32_MAX;
-}
 
 /*
  * Write changes the kernel (if active) accepted. A record that could not

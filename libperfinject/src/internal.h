@@ -20,6 +20,8 @@ struct pi_entry {
 	uint64_t		code_index;	/* 0: none */
 	uint64_t		dump_index;	/* code_index in the jitdump */
 	uint64_t		slot;		/* in the published view */
+	uint32_t		kind;		/* enum perfinject_kind */
+	uint32_t		tier;
 	uint32_t		name_len;	/* without the NUL */
 	char			name[];
 };
@@ -34,6 +36,8 @@ struct pi_change {
 	uint32_t			name_len;
 	uint64_t			dump_index;
 	struct pi_entry			*add;	/* LOAD, MOVE */
+	/* LOAD: the caller's options, valid during the call. */
+	struct perfinject_load_opts	lopts;
 };
 
 /* A hash table of entries, by addr or by code_index (under pi->lock). */
@@ -88,6 +92,7 @@ struct perfinject {
 	struct pi_change	*changes;	/* PERF_JIT_CODE_MAX_ENTRIES */
 	struct perf_jit_code_entry *kentries;
 	struct pi_buf		out;		/* file records */
+	struct pi_buf		info;		/* jitdump debug/unwind records */
 	struct perfinject	*next;		/* all handles, for fork */
 };
 
@@ -127,7 +132,8 @@ PI_HIDDEN int pi_jitdump_open(struct perfinject *pi);
 PI_HIDDEN void pi_files_close(struct perfinject *pi, bool final);
 PI_HIDDEN void pi_files_emit(struct perfinject *pi,
 			     const struct pi_change *chg, unsigned int nr);
-PI_HIDDEN bool pi_jitdump_fits(uint64_t name_len, uint64_t len);
+PI_HIDDEN bool pi_jitdump_fits(uint64_t name_len, uint64_t len,
+			       const struct perfinject_load_opts *o);
 
 static inline int pi_err(int err)
 {

@@ -355,6 +355,7 @@ PERFINJECT_API void perfinject__free(struct perfinject *pi)
 	pthread_mutex_unlock(&pi->lock);
 
 	free(pi->out.data);
+	free(pi->info.data);
 	free(pi->chunk_index);
 	free(pi->chunk_addr);
 	free(pi->kentries);
@@ -381,6 +382,8 @@ struct pi_view {
 	uint64_t	dump_index;
 	const char	*name;
 	uint32_t	name_len;
+	uint32_t	kind;
+	uint32_t	tier;
 };
 
 static void pi_view_of_change(const struct pi_change *c, uint64_t addr,
@@ -392,6 +395,8 @@ static void pi_view_of_change(const struct pi_change *c, uint64_t addr,
 	v->dump_index = c->dump_index;
 	v->name = c->name;
 	v->name_len = c->name_len;
+	v->kind = c->add ? c->add->kind : 0;
+	v->tier = c->add ? c->add->tier : 0;
 }
 
 static void pi_view_of_entry(const struct pi_entry *e, struct pi_view *v)
@@ -402,6 +407,8 @@ static void pi_view_of_entry(const struct pi_entry *e, struct pi_view *v)
 	v->dump_index = e->dump_index;
 	v->name = e->name;
 	v->name_len = e->name_len;
+	v->kind = e->kind;
+	v->tier = e->tier;
 }
 
 static uint64_t pi_hash64(uint64_t key)
@@ -521,35 +528,118 @@ static bool pi_find_index(struct perfinject *pi, unsigned int nr,
 	return true;
 }
 
-static int pi_check_op(const struct perfinject_code_op *op, size_t *name_len)
+/* The first published struct perfinject_load_opts, and its arrays. */
+#define PI_LOAD_OPTS_SIZE_VER0 \
+	offsetofend(struct perfinject_load_opts, eh_frame_hdr_sz)
+#define PI_LINE_SIZE_VER0	offsetofend(struct perfinject_line, discrim)
+#define PI_FRAME_SIZE_VER0	offsetofend(struct perfinject_frame, column)
+
+/* @sz bytes at @p, of which this library knows @known: the rest is zero. */
+static bool pi_tail_zero(const void *p, size_t sz, size_t known)
+{
+	return sz <= known || pi_mem_zeroed((const char *)p + known,
+					    sz - known);
+}
+
+/*
+ * Copy the options a caller passed, of whatever size it was built with,
+ * into @o, and check them against the code at [@addr, @addr + @len).
+ */
+static int pi_load_opts_get(const struct perfinject_load_opts *opts,
+			    uint64_t addr, uint64_t len,
+			    struct perfinject_load_opts *o)
+{
+	const char *row;
+	uint64_t prev = addr;
+	size_t i, j;
+
+	memset(o, 0, sizeof(*o));
+	if (!opts)
+		return 0;
+	if (opts->sz < PI_LOAD_OPTS_SIZE_VER0 ||
+	    !pi_tail_zero(opts, opts->sz, sizeof(*o)))
+		return -EINVAL;
+	memcpy(o, opts, opts->sz < sizeof(*o) ? opts->sz : sizeof(*o));
+	if (o->kind > PERFINJECT_KIND_WASM)
+		return -EINVAL;
+	if (o->nr_lines) {
+		if (!o->lines || o->line_sz < PI_LINE_SIZE_VER0 ||
+		    o->frame_sz < PI_FRAME_SIZE_VER0 ||
+		    o->nr_lines > UINT32_MAX)
+			return -EINVAL;
+		for (i = 0, row = (const char *)o->lines; i < o->nr_lines;
+		     i++, row += o->line_sz) {
+			const struct perfinject_line *l = (const void *)row;
+			const char *f = (const char *)l->frames;
+
+			if (!pi_tail_zero(row, o->line_sz, sizeof(*l)) ||
+			    l->addr < prev || l->addr - addr >= len ||
+			    !l->nr_frames || !l->frames)
+				return -EINVAL;
+			prev = l->addr;
+			for (j = 0; j < l->nr_frames; j++, f += o->frame_sz) {
+				const struct perfinject_frame *fr =
+					(const void *)f;
+
+				if (!pi_tail_zero(f, o->frame_sz,
+						  sizeof(*fr)) ||
+				    !fr->file ||
+				    strnlen(fr->file, PATH_MAX) == PATH_MAX)
+					return -EINVAL;
+			}
+		}
+	}
+	if (!o->eh_frame != !o->eh_frame_sz ||
+	    !o->eh_frame_hdr != !o->eh_frame_hdr_sz ||
+	    !o->eh_frame != !o->eh_frame_hdr)
+		return -EINVAL;
+	return 0;
+}
+
+static int pi_check_op(const struct perfinject_code_op *op,
+		       struct perfinject_load_opts *o, size_t *name_len)
 {
 	uint64_t end;
+	int err;
 
 	if (op->flags)
 		return -EINVAL;
 	switch (op->op) {
 	case PERFINJECT_OP_LOAD:
-		if (!op->name || op->new_addr)
+		if (!op->name || op->new_addr || !op->len ||
+		    __builtin_add_overflow(op->addr, op->len, &end))
 			return -EINVAL;
+		err = pi_load_opts_get(op->opts, op->addr, op->len, o);
+		if (err)
+			return err;
+		if (o->name_len) {
+			*name_len = o->name_len;
+			if (*name_len >= PERFINJECT_NAME_MAX)
+				return -ENAMETOOLONG;
+			/* A NUL inside would cut the name short in a record. */
+			if (memchr(op->name, '\0', *name_len))
+				return -EINVAL;
+			return 0;
+		}
 		*name_len = strnlen(op->name, PERFINJECT_NAME_MAX);
 		if (*name_len == PERFINJECT_NAME_MAX)
 			return -ENAMETOOLONG;
-		if (!*name_len || !op->len ||
-		    __builtin_add_overflow(op->addr, op->len, &end))
+		if (!*name_len)
 			return -EINVAL;
 		return 0;
 	case PERFINJECT_OP_UNLOAD:
-		if (op->len || op->new_addr || op->code_index || op->name)
+		if (op->len || op->new_addr || op->code_index || op->name ||
+		    op->opts)
 			return -EINVAL;
 		return 0;
 	case PERFINJECT_OP_MOVE:
-		if (op->len || op->code_index || op->name ||
+		if (op->len || op->code_index || op->name || op->opts ||
 		    op->addr == op->new_addr)
 			return -EINVAL;
 		return 0;
 	case PERFINJECT_OP_UNLOAD_INDEX:
 		if (op->addr || op->len || op->new_addr || op->name ||
-		    !op->code_index)
+		    op->opts || !op->code_index)
 			return -EINVAL;
 		return 0;
 	default:
@@ -569,10 +659,10 @@ static int pi_resolve(struct perfinject *pi,
 	uint64_t end;
 	int err;
 
-	err = pi_check_op(op, &name_len);
+	memset(c, 0, sizeof(*c));
+	err = pi_check_op(op, &c->lopts, &name_len);
 	if (err)
 		return err;
-	memset(c, 0, sizeof(*c));
 
 	switch (op->op) {
 	case PERFINJECT_OP_LOAD:
@@ -581,7 +671,7 @@ static int pi_resolve(struct perfinject *pi,
 		if (op->code_index && pi_find_index(pi, nr, op->code_index, &v))
 			return -EEXIST;
 		if ((pi->backends & PERFINJECT_BACKEND_JITDUMP) &&
-		    !pi_jitdump_fits(name_len, op->len))
+		    !pi_jitdump_fits(name_len, op->len, &c->lopts))
 			return -E2BIG;
 		err = pi_publish_reserve(1);
 		if (err)
@@ -592,6 +682,8 @@ static int pi_resolve(struct perfinject *pi,
 			pi_publish_unreserve(1);
 			return -ENOMEM;
 		}
+		c->add->kind = c->lopts.kind;
+		c->add->tier = c->lopts.tier;
 		(*loads)++;
 		c->add->dump_index = pi_dump_index();
 		k->op = PERF_JIT_CODE_LOAD;
@@ -624,6 +716,8 @@ static int pi_resolve(struct perfinject *pi,
 		if (!c->add)
 			return -ENOMEM;
 		c->add->dump_index = v.dump_index;
+		c->add->kind = v.kind;
+		c->add->tier = v.tier;
 		k->op = PERF_JIT_CODE_MOVE;
 		k->addr = v.addr;
 		k->new_addr = op->new_addr;
@@ -849,6 +943,23 @@ PERFINJECT_API int perfinject__load(struct perfinject *pi, const char *name,
 	return pi_apply_one(pi, &op);
 }
 
+PERFINJECT_API int
+perfinject__load_opts(struct perfinject *pi, const char *name, uint64_t addr,
+		      uint64_t len, uint64_t code_index,
+		      const struct perfinject_load_opts *opts)
+{
+	struct perfinject_code_op op = {
+		.op		= PERFINJECT_OP_LOAD,
+		.addr		= addr,
+		.len		= len,
+		.code_index	= code_index,
+		.name		= name,
+		.opts		= opts,
+	};
+
+	return pi_apply_one(pi, &op);
+}
+
 PERFINJECT_API int perfinject__unload(struct perfinject *pi, uint64_t addr)
 {
 	struct perfinject_code_op op = {
@@ -882,20 +993,157 @@ PERFINJECT_API int perfinject__move(struct perfinject *pi, uint64_t old_addr,
 	return pi_apply_one(pi, &op);
 }
 
-PERFINJECT_API int perfinject__batch(struct perfinject *pi,
-				     const struct perfinject_code_op *ops,
-				     size_t n)
+/*
+ * perfinject__batch() has two versions: 0.1's operations had no opts
+ * field, so programs built against it step through a smaller struct.
+ * Only the shared library has versions; in the archive the name is the
+ * current one (as libbpf does).
+ */
+#ifdef PI_SHARED
+#define PI_COMPAT_VERSION(internal, api, ver) \
+	__asm__(".symver " #internal "," #api "@" #ver)
+#define PI_DEFAULT_VERSION(internal, api, ver) \
+	__asm__(".symver " #internal "," #api "@@" #ver)
+#else
+#define PI_COMPAT_VERSION(internal, api, ver)
+#define PI_DEFAULT_VERSION(internal, api, ver) \
+	extern typeof(internal) api __attribute__((alias(#internal)))
+#endif
+
+struct pi_code_op_v1 {
+	uint32_t	op;
+	uint32_t	flags;
+	uint64_t	addr;
+	uint64_t	len;
+	uint64_t	new_addr;
+	uint64_t	code_index;
+	const char	*name;
+};
+
+static int pi_batch_check(struct perfinject *pi, const void *ops, size_t n)
+{
+	if (!pi || (!ops && n))
+		return -EINVAL;
+	if (n > INT_MAX)
+		return -E2BIG;
+	return 0;
+}
+
+PERFINJECT_API int perfinject__batch_v2(struct perfinject *pi,
+					const struct perfinject_code_op *ops,
+					size_t n)
 {
 	size_t done;
 	int err;
 
-	if (!pi || (!ops && n))
-		return pi_err(-EINVAL);
-	if (n > INT_MAX)
-		return pi_err(-E2BIG);
-	if (!n)
-		return 0;
+	err = pi_batch_check(pi, ops, n);
+	if (err || !n)
+		return pi_err(err);
 	err = pi_apply(pi, ops, n, &done);
+	if (done)
+		return done;
+	return pi_err(err);
+}
+
+PI_DEFAULT_VERSION(perfinject__batch_v2, perfinject__batch,
+		   LIBPERFINJECT_0.2.0);
+
+PI_COMPAT_VERSION(perfinject__batch_v1, perfinject__batch,
+		  LIBPERFINJECT_0.1.0);
+PERFINJECT_API int perfinject__batch_v1(struct perfinject *pi,
+					const struct pi_code_op_v1 *ops,
+					size_t n)
+{
+	struct perfinject_code_op conv[64];
+	size_t done = 0, part, applied, i;
+	int err;
+
+	err = pi_batch_check(pi, ops, n);
+	if (err || !n)
+		return pi_err(err);
+	while (done < n) {
+		part = n - done < 64 ? n - done : 64;
+		for (i = 0; i < part; i++) {
+			const struct pi_code_op_v1 *o = &ops[done + i];
+
+			conv[i] = (struct perfinject_code_op){
+				.op = o->op, .flags = o->flags,
+				.addr = o->addr, .len = o->len,
+				.new_addr = o->new_addr,
+				.code_index = o->code_index, .name = o->name,
+			};
+		}
+		err = pi_apply(pi, conv, part, &applied);
+		done += applied;
+		if (err)
+			break;
+	}
+	if (done)
+		return done;
+	return pi_err(err);
+}
+
+struct pi_range_ctx {
+	uint64_t	start;
+	uint64_t	end;
+	uint64_t	*addrs;
+	size_t		nr;
+};
+
+static void pi_range_collect(struct pi_entry *e, void *ctx)
+{
+	struct pi_range_ctx *r = ctx;
+
+	if (e->addr >= r->start && e->addr < r->end) {
+		if (r->addrs)
+			r->addrs[r->nr] = e->addr;
+		r->nr++;
+	}
+}
+
+PERFINJECT_API int perfinject__unload_range(struct perfinject *pi,
+					    uint64_t addr, uint64_t len)
+{
+	struct pi_range_ctx r = { .start = addr };
+	struct perfinject_code_op *ops = NULL;
+	unsigned int applied, chunk;
+	size_t done = 0, i;
+	int err = 0;
+
+	if (!pi || !len || __builtin_add_overflow(addr, len, &r.end))
+		return pi_err(-EINVAL);
+	pthread_mutex_lock(&pi->lock);
+	pi_check_fork(pi);
+	pi_registry_for_each(pi, pi_range_collect, &r);
+	if (r.nr > INT_MAX) {
+		err = -E2BIG;
+		goto out;
+	}
+	if (r.nr) {
+		r.addrs = malloc(r.nr * sizeof(*r.addrs));
+		ops = calloc(r.nr < PI_CHUNK ? r.nr : PI_CHUNK, sizeof(*ops));
+		if (!r.addrs || !ops) {
+			err = -ENOMEM;
+			goto out;
+		}
+		r.nr = 0;
+		pi_registry_for_each(pi, pi_range_collect, &r);
+	}
+	/* One chunk at a time: the kernel gets up to 1024 per call. */
+	while (done < r.nr && !err) {
+		chunk = r.nr - done > PI_CHUNK ? PI_CHUNK : r.nr - done;
+		for (i = 0; i < chunk; i++)
+			ops[i] = (struct perfinject_code_op){
+				.op = PERFINJECT_OP_UNLOAD,
+				.addr = r.addrs[done + i],
+			};
+		err = pi_run_chunk(pi, ops, chunk, &applied);
+		done += applied;
+	}
+out:
+	pthread_mutex_unlock(&pi->lock);
+	free(ops);
+	free(r.addrs);
 	if (done)
 		return done;
 	return pi_err(err);

@@ -298,6 +298,8 @@ struct pi_entry *pi_entry_new(uint64_t addr, uint64_t len,
 	e->code_index = code_index;
 	e->dump_index = 0;
 	e->slot = 0;
+	e->kind = 0;
+	e->tier = 0;
 	e->next_free = NULL;
 	e->name_len = name_len;
 	memcpy(e->name, name, name_len);

@@ -178,6 +178,106 @@ PERFINJECT_API int perfinject__unload_index(struct perfinject *pi,
 PERFINJECT_API int perfinject__move(struct perfinject *pi, uint64_t old_addr,
 				    uint64_t new_addr);
 
+/* What a piece of code is, where the runtime knows (perfinject_load_opts). */
+enum perfinject_kind {
+	PERFINJECT_KIND_UNKNOWN		= 0,
+	PERFINJECT_KIND_FUNCTION	= 1, /* a compiled function or method */
+	PERFINJECT_KIND_INTERPRETER	= 2, /* the interpreter's own code */
+	PERFINJECT_KIND_STUB		= 3, /* stubs, adapters, trampolines */
+	PERFINJECT_KIND_REGEXP		= 4, /* a compiled regular expression */
+	PERFINJECT_KIND_WASM		= 5, /* a compiled WebAssembly function */
+};
+
+/*
+ * One level of a source position: the code at an address comes from
+ * @file:@line of @function. A line table row lists them innermost first;
+ * the last is the outermost, the loaded code's own function (@function
+ * may be NULL there).
+ */
+struct perfinject_frame {
+	const char *file;	/* NUL-terminated; required */
+	const char *function;	/* inlined function, NUL-terminated */
+	uint32_t line;		/* from 1; 0: unknown */
+	uint32_t column;	/* from 1; 0: unknown */
+};
+
+/*
+ * One row of a line table: from @addr to the next row's addr (or the end
+ * of the code), the code comes from @frames. Rows are sorted by addr and
+ * lie within the code.
+ */
+struct perfinject_line {
+	uint64_t addr;
+	const struct perfinject_frame *frames;	/* innermost first */
+	uint32_t nr_frames;			/* 1 or more */
+	uint32_t discrim;			/* DWARF discriminator, or 0 */
+};
+
+/*
+ * Options of perfinject__load_opts() and of a PERFINJECT_OP_LOAD in a
+ * batch. Declare with PERFINJECT_LOAD_OPTS(); the rules of
+ * struct perfinject_opts apply (sz, zero tail). Every pointer needs to
+ * stay valid only during the call.
+ */
+struct perfinject_load_opts {
+	size_t sz;		/* sizeof(struct perfinject_load_opts) */
+	/* 0: the name is NUL-terminated; else its length (no NUL needed). */
+	size_t name_len;
+	uint32_t kind;		/* enum perfinject_kind */
+	uint32_t tier;		/* the runtime's own tier number; 0: none */
+	/* A line table: nr_lines rows of line_sz bytes each. */
+	const struct perfinject_line *lines;
+	size_t nr_lines;
+	size_t line_sz;		/* sizeof(struct perfinject_line) */
+	size_t frame_sz;	/* sizeof(struct perfinject_frame) */
+	/*
+	 * Unwind information for the code, as jitdump's
+	 * JIT_CODE_UNWINDING_INFO carries it: .eh_frame and .eh_frame_hdr
+	 * laid out for an ELF file with the code at its text offset
+	 * (tools/perf/Documentation/jitdump-specification.txt).
+	 */
+	const void *eh_frame;
+	size_t eh_frame_sz;
+	const void *eh_frame_hdr;
+	size_t eh_frame_hdr_sz;
+	size_t :0;
+};
+#define perfinject_load_opts__last_field eh_frame_hdr_sz
+
+#define PERFINJECT_LOAD_OPTS(NAME, ...)					\
+	struct perfinject_load_opts NAME = ({				\
+		memset(&NAME, 0, sizeof(struct perfinject_load_opts));	\
+		(struct perfinject_load_opts){				\
+			.sz = sizeof(struct perfinject_load_opts),	\
+			.line_sz = sizeof(struct perfinject_line),	\
+			.frame_sz = sizeof(struct perfinject_frame),	\
+			__VA_ARGS__					\
+		};							\
+	})
+
+/*
+ * perfinject__load() with options: a name given by pointer and length,
+ * the code's kind and tier, a line table (with inlined frames) and unwind
+ * information. The file backends write what their formats hold: the
+ * jitdump gets JIT_CODE_DEBUG_INFO (the innermost frame of each row) and
+ * JIT_CODE_UNWINDING_INFO before the JIT_CODE_LOAD, in one write. @opts
+ * may be NULL. Errors as perfinject__load(), and -EINVAL for options
+ * that do not check out (sz, a non-zero tail, rows out of order or
+ * outside the code, a row without frames or file, unwind sizes).
+ */
+PERFINJECT_API int
+perfinject__load_opts(struct perfinject *pi, const char *name, uint64_t addr,
+		      uint64_t len, uint64_t code_index,
+		      const struct perfinject_load_opts *opts);
+
+/*
+ * Everything that starts in [@addr, @addr + @len) is gone: a module, an
+ * object or a code space freed at once. Returns the number of entries
+ * unloaded (0 when none), or a negative errno.
+ */
+PERFINJECT_API int perfinject__unload_range(struct perfinject *pi,
+					    uint64_t addr, uint64_t len);
+
 enum perfinject_op {
 	PERFINJECT_OP_LOAD		= 1, /* addr, len, code_index, name */
 	PERFINJECT_OP_UNLOAD		= 2, /* addr */
@@ -185,7 +285,11 @@ enum perfinject_op {
 	PERFINJECT_OP_UNLOAD_INDEX	= 4, /* code_index */
 };
 
-/* One operation of perfinject__batch(); unused fields must be zero. */
+/*
+ * One operation of perfinject__batch(); unused fields must be zero.
+ * Programs built against libperfinject 0.1 pass the struct without
+ * @opts, and keep working: perfinject__batch is a versioned symbol.
+ */
 struct perfinject_code_op {
 	uint32_t op;	/* enum perfinject_op */
 	uint32_t flags;	/* must be zero */
@@ -194,6 +298,7 @@ struct perfinject_code_op {
 	uint64_t new_addr;
 	uint64_t code_index;
 	const char *name;
+	const struct perfinject_load_opts *opts; /* LOAD only; may be NULL */
 };
 
 /*

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * libperfinject: describe JIT-compiled code to perf.
+ *
+ * A runtime creates one handle with perfinject__new() and reports every
+ * piece of code it makes (perfinject__load()), throws away
+ * (perfinject__unload()) or moves (perfinject__move()). The library
+ * passes that on to the kernel (PR_PERF_JIT_CODE) where the kernel has
+ * it, or writes the perf-map and jitdump files perf reads otherwise, and
+ * keeps a registry of live code that a profiler attaching later can read
+ * from outside the process (see doc/registry.md).
+ *
+ * Every function returning int returns 0 (or a count) on success and a
+ * negative errno on failure, and also sets errno. Functions returning a
+ * pointer return NULL and set errno on failure. All functions taking a
+ * handle may be called from many threads at once; none is
+ * async-signal-safe.
+ */
+#ifndef __PERFINJECT_PERFINJECT_H
+#define __PERFINJECT_PERFINJECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef PERFINJECT_API
+#define PERFINJECT_API __attribute__((visibility("default")))
+#endif
+
+#define PERFINJECT_MAJOR_VERSION	0
+#define PERFINJECT_MINOR_VERSION	1
+#define PERFINJECT_PATCH_VERSION	0
+
+/* True at compile time when these headers are at least @major.@minor. */
+#define PERFINJECT_CHECK_VERSION(major, minor)				\
+	(PERFINJECT_MAJOR_VERSION > (major) ||				\
+	 (PERFINJECT_MAJOR_VERSION == (major) &&			\
+	  PERFINJECT_MINOR_VERSION >= (minor)))
+
+/* Version of the library the program runs with. */
+PERFINJECT_API int perfinject_version_major(void);
+PERFINJECT_API int perfinject_version_minor(void);
+/*
+ * True when the library the program runs with is at least @major.@minor.
+ * Note: unlike io_uring_check_version(), true means the check passed.
+ */
+PERFINJECT_API bool perfinject_check_version(int major, int minor);
+
+/* Where the records go; see perfinject__new(). */
+#define PERFINJECT_BACKEND_KERNEL	(1U << 0) /* PR_PERF_JIT_CODE */
+#define PERFINJECT_BACKEND_PERFMAP	(1U << 1) /* DIR/perf-PID.map */
+#define PERFINJECT_BACKEND_JITDUMP	(1U << 2) /* DIR/jit-PID.dump */
+#define PERFINJECT_BACKEND_ALL		(PERFINJECT_BACKEND_KERNEL |	\
+					 PERFINJECT_BACKEND_PERFMAP |	\
+					 PERFINJECT_BACKEND_JITDUMP)
+
+/* perfinject_opts.flags */
+/* Fail perfinject__new() if a requested backend cannot be used. */
+#define PERFINJECT_F_STRICT		(1U << 0)
+/* Ignore the PERFINJECT_BACKENDS environment variable. */
+#define PERFINJECT_F_NO_ENV		(1U << 1)
+
+/*
+ * Options of perfinject__new(). Declare with PERFINJECT_OPTS() so that
+ * sz is set and every field not named is zero: a program built against
+ * an older header passes a smaller sz, and the library treats the fields
+ * it did not know as zero; a larger sz is accepted only if the bytes the
+ * library does not know are zero.
+ */
+struct perfinject_opts {
+	size_t sz; /* sizeof(struct perfinject_opts) */
+	/*
+	 * PERFINJECT_BACKEND_* to use; 0 picks the default: the
+	 * PERFINJECT_BACKENDS environment variable if set, else the kernel
+	 * backend if the kernel has PR_PERF_JIT_CODE, else none.
+	 */
+	unsigned int backends;
+	unsigned int flags; /* PERFINJECT_F_* */
+	/* Directory of the perf-map and jitdump files; NULL is "/tmp". */
+	const char *dir;
+	size_t :0;
+};
+#define perfinject_opts__last_field dir
+
+#define PERFINJECT_OPTS(NAME, ...)					\
+	struct perfinject_opts NAME = ({				\
+		memset(&NAME, 0, sizeof(struct perfinject_opts));	\
+		(struct perfinject_opts){				\
+			.sz = sizeof(struct perfinject_opts),		\
+			__VA_ARGS__					\
+		};							\
+	})
+
+struct perfinject;
+
+/*
+ * Create a handle. @opts may be NULL for the defaults. Returns NULL and
+ * sets errno on failure: EINVAL (opts->sz smaller than the first
+ * published struct, non-zero bytes past the fields this library knows,
+ * unknown flags or backends, empty dir),
+ * EOPNOTSUPP (PERFINJECT_F_STRICT and a requested backend is not
+ * available), EEXIST/EPERM (PERFINJECT_F_STRICT and a file backend found
+ * a file it must not overwrite), ENOMEM.
+ */
+PERFINJECT_API struct perfinject *
+perfinject__new(const struct perfinject_opts *opts);
+
+/*
+ * Unload everything still live, close the files (a jitdump gets its
+ * JIT_CODE_CLOSE record) and free the handle. NULL is ignored. No other
+ * call on @pi may run at the same time or later.
+ */
+PERFINJECT_API void perfinject__free(struct perfinject *pi);
+
+/* The PERFINJECT_BACKEND_* bits that are active. */
+PERFINJECT_API unsigned int perfinject__backends(const struct perfinject *pi);
+
+/*
+ * [@addr, @addr + @len) now holds the code called @name (NUL-terminated,
+ * 1 to PERFINJECT_NAME_MAX - 1 characters). @code_index identifies this
+ * piece of code (a compilation id, not a function id); 0 means none. A
+ * non-zero @code_index must not be used by another live entry. With the
+ * jitdump backend active the code bytes are read from @addr.
+ *
+ * Returns 0, or -EINVAL (NULL @pi or @name, empty @name, @len 0, range
+ * wraps), -ENAMETOOLONG, -EEXIST (code already starts at @addr, or
+ * @code_index is live), -EFAULT (jitdump active and the code cannot be
+ * read), -ENOMEM, or the kernel's error.
+ */
+#define PERFINJECT_NAME_MAX	4096	/* bytes of a name with its NUL */
+PERFINJECT_API int perfinject__load(struct perfinject *pi, const char *name,
+				    uint64_t addr, uint64_t len,
+				    uint64_t code_index);
+
+/* The code starting at @addr is gone. -ENOENT if none starts there. */
+PERFINJECT_API int perfinject__unload(struct perfinject *pi, uint64_t addr);
+
+/* The code with @code_index is gone. -EINVAL for 0, -ENOENT if none. */
+PERFINJECT_API int perfinject__unload_index(struct perfinject *pi,
+					    uint64_t code_index);
+
+/*
+ * The code starting at @old_addr now starts at @new_addr (same length,
+ * name and index). -ENOENT if no code starts at @old_addr, -EEXIST if
+ * code already starts at @new_addr, -EINVAL if the addresses are equal
+ * or the new range wraps.
+ */
+PERFINJECT_API int perfinject__move(struct perfinject *pi, uint64_t old_addr,
+				    uint64_t new_addr);
+
+enum perfinject_op {
+	PERFINJECT_OP_LOAD		= 1, /* addr, len, code_index, name */
+	PERFINJECT_OP_UNLOAD		= 2, /* addr */
+	PERFINJECT_OP_MOVE		= 3, /* addr, new_addr */
+	PERFINJECT_OP_UNLOAD_INDEX	= 4, /* code_index */
+};
+
+/* One operation of perfinject__batch(); unused fields must be zero. */
+struct perfinject_code_op {
+	uint32_t op;	/* enum perfinject_op */
+	uint32_t flags;	/* must be zero */
+	uint64_t addr;
+	uint64_t len;
+	uint64_t new_addr;
+	uint64_t code_index;
+	const char *name;
+};
+
+/*
+ * Apply @n operations in order, as the single calls would. The kernel
+ * backend sends them in calls of up to 1024 entries. Like write(2):
+ * returns @n when all were applied, a smaller count when the operation
+ * at that position failed (call again from there to get its error), or a
+ * negative errno when the first one failed. -E2BIG if @n > INT_MAX.
+ */
+PERFINJECT_API int perfinject__batch(struct perfinject *pi,
+				     const struct perfinject_code_op *ops,
+				     size_t n);
+
+/*
+ * Emit a load for every live entry again, to every active backend: for a
+ * profiler that started late. Records sent through PR_PERF_JIT_CODE are
+ * not marked PERF_JIT_CODE_FLAGS_SYNTHESIZED (only a profiler's ioctl
+ * replay is). Returns the number of entries emitted or a negative errno.
+ */
+PERFINJECT_API int perfinject__rundown(struct perfinject *pi);
+
+/* A live entry, as perfinject__find() and the registry reader see it. */
+struct perfinject_code {
+	uint64_t addr;
+	uint64_t len;
+	uint64_t code_index;
+	const char *name;
+};
+
+/*
+ * Look up, without locking, the live entry starting at @addr. The name
+ * is copied, truncated, into @name_buf (@code->name points to it) when
+ * @name_buf is given, else @code->name is NULL. -ENOENT if none.
+ */
+PERFINJECT_API int perfinject__find(struct perfinject *pi, uint64_t addr,
+				    struct perfinject_code *code,
+				    char *name_buf, size_t name_sz);
+
+/* Number of live entries. */
+PERFINJECT_API size_t perfinject__count(struct perfinject *pi);
+
+/*
+ * The registry descriptor, as other processes read it. The exported
+ * symbol perfinject_registry_descriptor is this structure; see
+ * doc/registry.md for the read protocol.
+ */
+#define PERFINJECT_REGISTRY_MAGIC	0x4a495452	/* "JITR" */
+#define PERFINJECT_REGISTRY_VERSION	1
+
+struct perfinject_registry_entry {
+	uint64_t addr;
+	uint64_t len;
+	uint64_t code_index;
+	uint64_t name;		/* address of the name; 0: free slot */
+	uint32_t name_len;	/* without the NUL */
+	uint32_t __reserved;
+};
+
+struct perfinject_registry_descriptor {
+	uint32_t magic;		/* PERFINJECT_REGISTRY_MAGIC */
+	uint32_t version;	/* PERFINJECT_REGISTRY_VERSION */
+	uint32_t descriptor_size;
+	uint32_t entry_size;
+	uint64_t seq;		/* odd while a writer changes the view */
+	uint64_t entries;	/* address of nr_slots entries */
+	uint64_t nr_slots;
+	uint64_t nr_live;
+};
+
+/* Address of this process's descriptor. */
+PERFINJECT_API const struct perfinject_registry_descriptor *
+perfinject_registry__descriptor(void);
+
+/*
+ * Find the descriptor in process @pid by its symbol: the address goes to
+ * @addr. -ENOENT if no object mapped there exports it.
+ */
+PERFINJECT_API int perfinject_registry__find_pid(pid_t pid, uint64_t *addr);
+
+/* Return non-zero to stop the walk. */
+typedef int (*perfinject_registry_cb)(const struct perfinject_code *code,
+				      void *ctx);
+
+/*
+ * Read a consistent snapshot of the registry of process @pid, whose
+ * descriptor is at @desc_addr (0: find it with
+ * perfinject_registry__find_pid()), with process_vm_readv(2), and call
+ * @cb for each entry. Returns the number of entries in the snapshot, or
+ * -EAGAIN when no consistent snapshot could be read after many tries,
+ * -EPROTO for a bad magic or version, or the errno of the reads.
+ */
+PERFINJECT_API int perfinject_registry__read_pid(pid_t pid, uint64_t desc_addr,
+						 perfinject_registry_cb cb,
+						 void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* __PERFINJECT_PERFINJECT_H */
