@@ -6,7 +6,10 @@
 # 'perf inject --jit' and 'perf report' must name every function the
 # demo's log says ran, and attribute most samples to them; and the
 # jitdump three writers share (test_two_writers) must give perf inject
-# every function. Skips (77) when perf is missing or cannot record here.
+# every function; and a JIT's line table and unwind information
+# (lines_workload) reach perf report --sort srcline and the ELF files
+# perf inject writes. Skips (77) when perf is missing or cannot record
+# here.
 
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -16,9 +19,12 @@ command -v perf >/dev/null || { echo "SKIP: no perf"; exit 77; }
 
 work=$(mktemp -d)
 pid=
+pids=()
 cleanup() {
 	rm -rf "$work"
-	[ -n "$pid" ] && rm -f "/tmp/jit-$pid.dump"
+	for p in $pid "${pids[@]}"; do
+		rm -f "/tmp/jit-$p.dump" /tmp/jitted-"$p"-*.so
+	done
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -67,3 +73,39 @@ nr_so=$(find "$work/two" -name 'jitted-*.so' | wc -l)
 [ "$nr_so" -eq 1200 ] ||
 	fail "perf inject wrote $nr_so ELF files for the shared jitdump, want 1200"
 echo "perf inject --jit reads the jitdump of three writers: $nr_so functions"
+
+# A line table and unwind information through the jitdump: perf inject
+# puts them into the ELF files it writes, perf report --sort srcline
+# shows the lines the JIT gave, readelf decodes the CFI.
+lines=build/tests/lines_workload
+[ -x "$lines" ] || fail "$lines not built"
+PERFINJECT_BACKENDS=jitdump perf record -q -k mono -e cpu-clock \
+	-o "$work/lines.data" "$lines" -s 1 >"$work/lines.out" 2>&1 ||
+	{ cat "$work/lines.out"; fail "perf record $lines"; }
+lpid=$(awk '$1 == "pid" {print $2}' "$work/lines.out")
+[ -n "$lpid" ] || fail "no pid from $lines"
+pids+=("$lpid")
+perf inject --jit -i "$work/lines.data" -o "$work/lines.jit.data" \
+	>"$work/lines-inject.out" 2>&1 ||
+	{ cat "$work/lines-inject.out"; fail "perf inject --jit (lines)"; }
+perf report -i "$work/lines.jit.data" --stdio --sort srcline \
+	--percent-limit 0 2>/dev/null | grep -v '^#' >"$work/srcline"
+# The loop runs the add, the xor (inlined: inline.js:5) and dec/jnz.
+for want in inline.js:5 workload.js:13 workload.js:23; do
+	grep -qE "%[[:space:]]+$want\$" "$work/srcline" ||
+		{ head -20 "$work/srcline"; fail "perf report --sort srcline has no $want"; }
+done
+share=$(awk '/(workload|inline)\.js:[0-9]+$/ { sub("%", "", $1); s += $1 }
+	END { printf "%d", s }' "$work/srcline")
+[ "$share" -ge 80 ] || fail "only $share% of the samples on the JIT's lines"
+nr_elf=0
+for so in /tmp/jitted-"$lpid"-*.so; do
+	[ -e "$so" ] || fail "perf inject wrote no ELF file for $lines"
+	readelf -wf "$so" 2>&1 | grep -q 'FDE cie=00000000 pc=0*80\.\.0*90' ||
+		{ readelf -wf "$so"; fail "no CFI for the code in $so"; }
+	readelf -S -W "$so" | grep -q '\.eh_frame_hdr' ||
+		fail "no .eh_frame_hdr in $so"
+	nr_elf=$((nr_elf + 1))
+done
+[ "$nr_elf" -eq 2 ] || fail "$nr_elf ELF files for the 2 functions"
+echo "perf report --sort srcline: $share% of the samples on the JIT's lines; CFI in both ELF files"
