@@ -16,7 +16,8 @@
 #define PI_CHUNK	PERF_JIT_CODE_MAX_ENTRIES
 #define PI_FILE_BACKENDS (PERFINJECT_BACKEND_PERFMAP | \
 			  PERFINJECT_BACKEND_JITDUMP)
-#define PI_KNOWN_FLAGS	(PERFINJECT_F_STRICT | PERFINJECT_F_NO_ENV)
+#define PI_KNOWN_FLAGS	(PERFINJECT_F_STRICT | PERFINJECT_F_NO_ENV | \
+			 PERFINJECT_F_REGISTRY_ONLY)
 
 #ifndef offsetofend
 #define offsetofend(type, member) \
@@ -158,6 +159,8 @@ static int pi_opts_valid(const struct perfinject_opts *opts)
 		return -EINVAL;
 	if (opts->backends & ~PERFINJECT_BACKEND_ALL)
 		return -EINVAL;
+	if ((opts->flags & PERFINJECT_F_REGISTRY_ONLY) && opts->backends)
+		return -EINVAL;
 	if (opts->dir && !opts->dir[0])
 		return -EINVAL;
 	return 0;
@@ -260,7 +263,7 @@ perfinject__new(const struct perfinject_opts *opts)
 		goto err_out;
 
 	want = opts ? opts->backends : 0;
-	if (!want) {
+	if (!want && !(flags & PERFINJECT_F_REGISTRY_ONLY)) {
 		env = flags & PERFINJECT_F_NO_ENV ? -1 : pi_env_backends();
 		if (env >= 0)
 			want = env;

@@ -230,6 +230,27 @@ int main(void)
 			     .eh_frame_sz = 24, .eh_frame_hdr = "EH_HDR_8",
 			     .eh_frame_hdr_sz = 8);
 
+	/* Registry only: whatever the environment says. */
+	{
+		PERFINJECT_OPTS(ro, .flags = PERFINJECT_F_REGISTRY_ONLY,
+				.dir = t_tmpdir());
+
+		setenv("PERFINJECT_BACKENDS", "perfmap", 1);
+		pi = perfinject__new(&ro);
+		CHECK(pi && perfinject__backends(pi) == 0,
+		      "registry only: backends %#x",
+		      pi ? perfinject__backends(pi) : 0);
+		CHECK(pi && perfinject__load(pi, "r", (uintptr_t)code[0], 8,
+					     0) == 0 &&
+		      perfinject__count(pi) == 1, "registry only: load");
+		perfinject__free(pi);
+		unsetenv("PERFINJECT_BACKENDS");
+		ro.backends = PERFINJECT_BACKEND_PERFMAP;
+		errno = 0;
+		CHECK(!perfinject__new(&ro) && errno == EINVAL,
+		      "registry only with backends");
+	}
+
 	pi = perfinject__new(&opts);
 	CHECK(pi, "new: %s", strerror(errno));
 	if (!pi)

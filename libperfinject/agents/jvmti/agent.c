@@ -15,17 +15,26 @@
  *   quiet          print nothing but errors
  *   rundown        when the agent is already active: report all live
  *                  code again, for a profiler that started since
+ *   nolines        do not pass line tables (source lines, inlined frames)
  *   help           print the options and do nothing else
  *
  * Compiled methods are named "pkg.Class.method(signature)" with the JVM
  * signature, e.g. "java.lang.String.hashCode()I"; code HotSpot generates
  * outside a method (the interpreter, stubs, adapters) "[stub] NAME".
  * The code index of every load is the agent's sequence number of it.
+ *
+ * A compiled method comes with its line table: for every pc HotSpot
+ * describes (compile_info's inline records, else the address map), the
+ * chain of methods inlined there, innermost first, each at the source
+ * line of its bytecode index (GetLineNumberTable) in its class's source
+ * file (GetSourceFileName, under the package's directory). The jitdump
+ * gets it as JIT_CODE_DEBUG_INFO, as perf's own libperf-jvmti writes it.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -37,6 +46,7 @@
 #include <unistd.h>
 
 #include <jvmti.h>
+#include <jvmticmlr.h>
 
 #include <perfinject/perfinject.h>
 
@@ -70,6 +80,7 @@ struct agent_opts {
 	bool stats;
 	bool rundown;
 	bool help;
+	bool nolines;
 	int log;
 	char *dir;
 };
@@ -80,6 +91,7 @@ struct agent_opts {
  */
 static atomic_bool started;
 static struct perfinject *pi;
+static bool lines_on;
 static jvmtiEnv *agent_jvmti;
 static int log_level = LOG_DEFAULT;
 
@@ -171,6 +183,7 @@ static void leave(uint64_t t0)
  * other code there is stale, so it is replaced.
  */
 static void report_load(const char *name, uint64_t addr, uint64_t len,
+			const struct perfinject_load_opts *lo,
 			atomic_uint_fast64_t *counter)
 {
 	char old_name[PERFINJECT_NAME_MAX];
@@ -179,7 +192,7 @@ static void report_load(const char *name, uint64_t addr, uint64_t len,
 	int err;
 
 	index = atomic_fetch_add(&next_index, 1);
-	err = perfinject__load(pi, name, addr, len, index);
+	err = perfinject__load_opts(pi, name, addr, len, index, lo);
 	if (err == -EEXIST &&
 	    !perfinject__find(pi, addr, &old, old_name, sizeof(old_name))) {
 		if (old.len == len && !strcmp(old_name, name)) {
@@ -192,7 +205,7 @@ static void report_load(const char *name, uint64_t addr, uint64_t len,
 		    addr, old.len, old_name);
 		atomic_fetch_add(&nr_replaced, 1);
 		perfinject__unload(pi, addr);
-		err = perfinject__load(pi, name, addr, len, index);
+		err = perfinject__load_opts(pi, name, addr, len, index, lo);
 	}
 	if (err) {
 		error_once(ERR_LOAD, "%s at 0x%" PRIx64 ": %s", name, addr,
@@ -264,6 +277,223 @@ out:
 	return ok;
 }
 
+/* One method's place in the source: its file and line table. */
+struct src_method {
+	jmethodID		method;
+	char			*file;		/* "pkg/File.java", malloc'd */
+	jvmtiLineNumberEntry	*table;		/* JVMTI-allocated */
+	jint			nr;
+};
+
+struct src_cache {
+	struct src_method	*m;
+	int			nr;
+	int			cap;
+};
+
+/* "Lpkg/Class;" and "File.java" to "pkg/File.java". */
+static char *source_path(const char *csig, const char *file)
+{
+	const char *slash;
+	size_t dir = 0;
+	char *p;
+
+	if (csig[0] == 'L' && (slash = strrchr(csig, '/')))
+		dir = slash - csig;	/* "Lpkg" */
+	p = malloc(dir + strlen(file) + 2);
+	if (!p)
+		return NULL;
+	if (dir)
+		sprintf(p, "%.*s/%s", (int)dir - 1, csig + 1, file);
+	else
+		strcpy(p, file);
+	return p;
+}
+
+static struct src_method *src_lookup(jvmtiEnv *jvmti, struct src_cache *c,
+				     jmethodID method)
+{
+	char *file = NULL, *csig = NULL;
+	struct src_method *m;
+	jclass klass;
+	int i;
+
+	for (i = 0; i < c->nr; i++)
+		if (c->m[i].method == method)
+			return &c->m[i];
+	if (c->nr == c->cap) {
+		int cap = c->cap ? 2 * c->cap : 8;
+		struct src_method *n = realloc(c->m, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		c->m = n;
+		c->cap = cap;
+	}
+	m = &c->m[c->nr];
+	memset(m, 0, sizeof(*m));
+	m->method = method;
+	if ((*jvmti)->GetMethodDeclaringClass(jvmti, method, &klass) ||
+	    (*jvmti)->GetClassSignature(jvmti, klass, &csig, NULL) ||
+	    (*jvmti)->GetSourceFileName(jvmti, klass, &file) ||
+	    (*jvmti)->GetLineNumberTable(jvmti, method, &m->nr, &m->table)) {
+		/* Native, abstract, or compiled without -g:lines. */
+		m->nr = 0;
+		m->table = NULL;
+	} else {
+		m->file = source_path(csig, file);
+	}
+	deallocate(jvmti, csig);
+	deallocate(jvmti, file);
+	c->nr++;
+	return m;
+}
+
+static void src_free(jvmtiEnv *jvmti, struct src_cache *c)
+{
+	int i;
+
+	for (i = 0; i < c->nr; i++) {
+		free(c->m[i].file);
+		deallocate(jvmti, (char *)c->m[i].table);
+	}
+	free(c->m);
+}
+
+/* The line of @bci: the last table entry that starts at or before it. */
+static uint32_t src_line(const struct src_method *m, jint bci)
+{
+	uint32_t line = 0;
+	jlocation best = -1;
+	int i;
+
+	for (i = 0; i < m->nr; i++)
+		if (m->table[i].start_location <= bci &&
+		    m->table[i].start_location > best) {
+			best = m->table[i].start_location;
+			line = m->table[i].line_number;
+		}
+	return line;
+}
+
+struct line_table {
+	struct perfinject_line	*rows;
+	struct perfinject_frame	*frames;
+	size_t			nr_rows;
+	size_t			nr_frames;
+	char			**names;	/* inlined methods' names */
+	size_t			nr_names;
+};
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct perfinject_line *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/*
+ * The line table of a compiled method from the inline records of
+ * @compile_info (every pc with its chain of inlined methods), else from
+ * the address map (one method). Rows outside the code, without a known
+ * line, or at an address a row already has, are left out.
+ */
+static void build_lines(jvmtiEnv *jvmti, jmethodID method, uint64_t addr,
+			uint64_t len, jint map_length,
+			const jvmtiAddrLocationMap *map,
+			const void *compile_info, struct line_table *t)
+{
+	const jvmtiCompiledMethodLoadRecordHeader *h = compile_info;
+	const jvmtiCompiledMethodLoadInlineRecord *inl = NULL;
+	struct src_cache cache = { 0 };
+	size_t nr_pcs, frames_max = 0, i, j, k;
+
+	memset(t, 0, sizeof(*t));
+	for (; h; h = h->next)
+		if (h->kind == JVMTI_CMLR_INLINE_INFO) {
+			inl = (const void *)h;
+			break;
+		}
+	nr_pcs = inl ? (size_t)inl->numpcs : map ? (size_t)map_length : 0;
+	if (!nr_pcs)
+		return;
+	for (i = 0; i < nr_pcs; i++)
+		frames_max += inl ? (size_t)inl->pcinfo[i].numstackframes : 1;
+	t->rows = calloc(nr_pcs, sizeof(*t->rows));
+	t->frames = calloc(frames_max, sizeof(*t->frames));
+	t->names = calloc(frames_max, sizeof(*t->names));
+	if (!t->rows || !t->frames || !t->names)
+		goto out;
+	for (i = 0; i < nr_pcs; i++) {
+		uint64_t pc = inl ? (uintptr_t)inl->pcinfo[i].pc :
+				    (uintptr_t)map[i].start_address;
+		size_t depth = inl ? (size_t)inl->pcinfo[i].numstackframes : 1;
+		struct perfinject_frame *f = &t->frames[t->nr_frames];
+		size_t n = 0;
+
+		if (pc < addr || pc - addr >= len || !depth)
+			continue;
+		for (j = 0; j < depth; j++) {
+			jmethodID m = inl ? inl->pcinfo[i].methods[j] : method;
+			jint bci = inl ? inl->pcinfo[i].bcis[j] :
+					 (jint)map[i].location;
+			struct src_method *s = src_lookup(jvmti, &cache, m);
+			char name[PERFINJECT_NAME_MAX];
+
+			if (!s || !s->file)
+				break;
+			f[n] = (struct perfinject_frame){
+				.file = s->file,
+				.line = src_line(s, bci),
+			};
+			/* Inlined frames name their method. */
+			if (j + 1 < depth &&
+			    method_name(jvmti, m, name, sizeof(name))) {
+				t->names[t->nr_names] = strdup(name);
+				f[n].function = t->names[t->nr_names];
+				if (f[n].function)
+					t->nr_names++;
+			}
+			n++;
+		}
+		if (n != depth || !f[0].line)
+			continue;
+		t->rows[t->nr_rows++] = (struct perfinject_line){
+			.addr = pc, .frames = f, .nr_frames = n,
+		};
+		t->nr_frames += n;
+	}
+	qsort(t->rows, t->nr_rows, sizeof(*t->rows), cmp_row);
+	for (i = k = 0; i < t->nr_rows; i++)
+		if (!k || t->rows[i].addr != t->rows[k - 1].addr)
+			t->rows[k++] = t->rows[i];
+	t->nr_rows = k;
+	/* The file names live in the cache: keep them with the table. */
+	for (i = 0; i < (size_t)cache.nr; i++) {
+		char **n = realloc(t->names, (t->nr_names + 1) *
+				   sizeof(*n));
+
+		if (!n)
+			break;
+		t->names = n;
+		t->names[t->nr_names++] = cache.m[i].file;
+		cache.m[i].file = NULL;
+	}
+out:
+	src_free(jvmti, &cache);
+}
+
+static void free_lines(struct line_table *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_names; i++)
+		free(t->names[i]);
+	free(t->names);
+	free(t->frames);
+	free(t->rows);
+}
+
 static void JNICALL
 cb_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
 			const void *code_addr, jint map_length,
@@ -271,16 +501,25 @@ cb_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
 			const void *compile_info)
 {
 	char name[PERFINJECT_NAME_MAX];
+	struct line_table t = { 0 };
 	uint64_t t0 = 0;
 
-	(void)map_length;
-	(void)map;
-	(void)compile_info;
 	if (code_size <= 0 || !enter(&t0))
 		return;
-	if (method_name(jvmti, method, name, sizeof(name)))
-		report_load(name, (uintptr_t)code_addr, code_size,
+	if (method_name(jvmti, method, name, sizeof(name))) {
+		PERFINJECT_LOAD_OPTS(lo, .kind = PERFINJECT_KIND_FUNCTION);
+
+		if (lines_on) {
+			build_lines(jvmti, method, (uintptr_t)code_addr,
+				    code_size, map_length, map, compile_info,
+				    &t);
+			lo.lines = t.rows;
+			lo.nr_lines = t.nr_rows;
+		}
+		report_load(name, (uintptr_t)code_addr, code_size, &lo,
 			    &nr_methods);
+		free_lines(&t);
+	}
 	leave(t0);
 }
 
@@ -314,16 +553,19 @@ static void JNICALL
 cb_dynamic_code_generated(jvmtiEnv *jvmti, const char *name,
 			  const void *address, jint length)
 {
+	PERFINJECT_LOAD_OPTS(lo, .kind = PERFINJECT_KIND_STUB);
 	char buf[PERFINJECT_NAME_MAX];
 	uint64_t t0 = 0;
 
 	(void)jvmti;
 	if (length <= 0 || !enter(&t0))
 		return;
+	if (name && !strcmp(name, "Interpreter"))
+		lo.kind = PERFINJECT_KIND_INTERPRETER;
 	if (snprintf(buf, sizeof(buf), STUB_PREFIX "%s",
 		     name && name[0] ? name : "unnamed") >= (int)sizeof(buf))
 		say(LOG_VERBOSE, "name truncated: %s", buf);
-	report_load(buf, (uintptr_t)address, length, &nr_stubs);
+	report_load(buf, (uintptr_t)address, length, &lo, &nr_stubs);
 	leave(t0);
 }
 
@@ -353,6 +595,8 @@ static void usage(void)
 	      "  quiet          print nothing but errors\n"
 	      "  rundown        if already active: report all live code "
 	      "again\n"
+	      "  nolines        no line tables (source lines, inlined "
+	      "frames)\n"
 	      "  help           print this and do nothing\n", stderr);
 }
 
@@ -437,6 +681,8 @@ static int parse_opts(const char *s, struct agent_opts *o)
 			o->rundown = true;
 		} else if (IS("help") && !val) {
 			o->help = true;
+		} else if (IS("nolines") && !val) {
+			o->nolines = true;
 		} else if (len) {
 			fprintf(stderr, PREFIX "unknown option '%.*s' (try "
 				"'help')\n", (int)len, s);
@@ -479,6 +725,48 @@ static int set_events(jvmtiEnv *jvmti, jvmtiEventMode mode)
 	return 0;
 }
 
+/* The library's messages, under the agent's name and its "quiet". */
+static int lib_print(enum perfinject_print_level level, const char *fmt,
+		     va_list ap)
+{
+	char buf[1024];
+
+	if (level != PERFINJECT_WARN || log_level == LOG_QUIET)
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	fprintf(stderr, PREFIX "%s", buf);
+	return 0;
+}
+
+/* Is @flag among the JVM's options: its command line or the variables? */
+static bool jvm_flag(const char *flag)
+{
+	static const char *const vars[] = {
+		"JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS",
+	};
+	char buf[65536];
+	ssize_t n = 0, i;
+	const char *v;
+	size_t k;
+	int fd;
+
+	for (k = 0; k < sizeof(vars) / sizeof(vars[0]); k++)
+		if ((v = getenv(vars[k])) && strstr(v, flag))
+			return true;
+	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	if (n <= 0)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	buf[n] = 0;
+	return strstr(buf, flag);
+}
+
 static struct perfinject *open_handle(const struct agent_opts *o)
 {
 	PERFINJECT_OPTS(popts, .backends = o->backends, .dir = o->dir);
@@ -486,24 +774,14 @@ static struct perfinject *open_handle(const struct agent_opts *o)
 
 	if (o->strict)
 		popts.flags |= PERFINJECT_F_STRICT;
-	if (o->backends_none) {
-		/*
-		 * The library has no "no backend" request: with backends 0
-		 * and the environment ignored it picks the kernel backend
-		 * if the kernel has it, else none.
-		 */
-		popts.flags |= PERFINJECT_F_NO_ENV;
-	}
+	if (o->backends_none)
+		popts.flags |= PERFINJECT_F_REGISTRY_ONLY;
 	h = perfinject__new(&popts);
 	if (!h) {
 		fprintf(stderr, PREFIX "perfinject__new: %s\n",
 			strerror(errno));
 		return NULL;
 	}
-	if (o->backends_none &&
-	    (perfinject__backends(h) & PERFINJECT_BACKEND_KERNEL))
-		say(LOG_DEFAULT, "backends=none: the library uses the kernel "
-		    "backend where the kernel has it");
 	return h;
 }
 
@@ -566,6 +844,9 @@ static jint start(JavaVM *vm, const char *options, bool live)
 	};
 	jvmtiCapabilities caps = {
 		.can_generate_compiled_method_load_events = 1,
+	}, lcaps = {
+		.can_get_line_numbers = 1,
+		.can_get_source_file_name = 1,
 	};
 	struct agent_opts o;
 	jvmtiEnv *jvmti;
@@ -588,6 +869,7 @@ static jint start(JavaVM *vm, const char *options, bool live)
 	}
 	log_level = o.log;
 	stats = o.stats;
+	perfinject_set_print(lib_print);
 
 	if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
 		fputs(PREFIX "no JVMTI 1.2 environment\n", stderr);
@@ -598,6 +880,11 @@ static jint start(JavaVM *vm, const char *options, bool live)
 		fprintf(stderr, PREFIX "AddCapabilities: JVMTI error %d\n", e);
 		goto out_dispose;
 	}
+	/* Lines are a bonus: without the capabilities, names only. */
+	lines_on = !o.nolines &&
+		   (*jvmti)->AddCapabilities(jvmti, &lcaps) == JVMTI_ERROR_NONE;
+	if (!o.nolines && !lines_on)
+		say(LOG_DEFAULT, "no line numbers: the JVM does not give them");
 	e = (*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof(cb));
 	if (e != JVMTI_ERROR_NONE) {
 		fprintf(stderr, PREFIX "SetEventCallbacks: JVMTI error %d\n",
@@ -616,7 +903,17 @@ static jint start(JavaVM *vm, const char *options, bool live)
 	say(b || o.backends_none ? LOG_VERBOSE : LOG_DEFAULT,
 	    "active in pid %d, backends: %s%s", (int)getpid(),
 	    backend_names(b, bn, sizeof(bn)), b || o.backends_none ? "" :
+	    o.backends ? " (registry only: the backends asked for could not "
+	    "be used, see above)" :
 	    " (registry only; say backends=perfmap for perf-PID.map)");
+	/* HotSpot's own perf map would replace ours at exit. */
+	if ((b & PERFINJECT_BACKEND_PERFMAP) &&
+	    (!o.dir || !strcmp(o.dir, "/tmp")) &&
+	    (jvm_flag("+DumpPerfMapAtExit")))
+		say(LOG_DEFAULT, "-XX:+DumpPerfMapAtExit will replace "
+		    "/tmp/perf-%d.map at exit with the JVM's own (no stubs, "
+		    "no unloaded code); drop the flag, or use the jitdump "
+		    "backend", (int)getpid());
 
 	if (live) {
 		/*

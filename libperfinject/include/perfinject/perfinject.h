@@ -87,6 +87,12 @@ perfinject_set_print(perfinject_print_fn_t fn);
 #define PERFINJECT_F_STRICT		(1U << 0)
 /* Ignore the PERFINJECT_BACKENDS environment variable. */
 #define PERFINJECT_F_NO_ENV		(1U << 1)
+/*
+ * No backend at all, whatever the environment and the kernel offer: the
+ * registry only, for a profiler that attaches later (since 0.2; backends
+ * must be 0).
+ */
+#define PERFINJECT_F_REGISTRY_ONLY	(1U << 2)
 
 /*
  * Options of perfinject__new(). Declare with PERFINJECT_OPTS() so that

@@ -157,6 +157,48 @@ size=$(stat -c %s "$d/jit-$pid.dump" 2>/dev/null || echo 0)
 check "jitdump: jit-$pid.dump holds the code ($size bytes, want > 100000)" \
 	[ "$size" -gt 100000 ]
 
+# --- source lines through the jitdump -----------------------------------
+# perf's own path: perf record -k mono, perf inject --jit. The lines
+# perf report gives Hot.alpha's samples must be lines javac wrote into
+# Hot.class for alpha (javap -l), and its loop body must be the hottest.
+javap=$JAVA_HOME/bin/javap
+if ! command -v perf >/dev/null || ! perf record -q -o /dev/null true \
+	>/dev/null 2>&1; then
+	echo "SKIP: lines: perf cannot record here"
+elif [ ! -x "$javap" ]; then
+	echo "SKIP: lines: no javap"
+else
+	d=$tmp/lines
+	mkdir -p "$d"
+	HOME=$d perf record -q -k mono -e cpu-clock -o "$d/perf.data" \
+		"$java" -agentpath:"$agent"=backends=jitdump,dir="$d" \
+		-cp "$classes" Hot 2 >"$d/out" 2>"$d/err"
+	HOME=$d perf inject --jit -i "$d/perf.data" -o "$d/jit.data" \
+		>"$d/inject.err" 2>&1
+	HOME=$d perf report -i "$d/jit.data" --stdio --sort sym,srcline \
+		--percent-limit 0 2>/dev/null |
+		awk '/Hot\.alpha\(J\)J/ { print $1, $NF }' >"$d/alpha"
+	# alpha's LineNumberTable: "line 17: 5" lines after its header.
+	"$javap" -l -cp "$classes" Hot | awk '
+		/static long alpha\(long\)/ { on = 1; next }
+		on && /^  [a-z].*\(/ { on = 0 }
+		on && /line [0-9]+:/ { sub(":", "", $2); print $2 }' \
+		| sort -u >"$d/javac"
+	got=$(awk '{ split($2, a, ":"); print a[2] }' "$d/alpha" | sort -u |
+		tr '\n' ' ')
+	want=$(tr '\n' ' ' <"$d/javac")
+	bad=$(awk '{ split($2, a, ":"); print a[1] ":" a[2] }' "$d/alpha" |
+		while IFS=: read -r f l; do
+			[ "$f" = Hot.java ] && grep -qx "$l" "$d/javac" ||
+				echo "$f:$l"
+		done | tr '\n' ' ')
+	hottest=$(sort -rn "$d/alpha" | awk 'NR == 1 { print $2 }')
+	check "lines: Hot.alpha's samples are on lines javac gave it (got: ${got:-none}; javac: $want; not javac's: ${bad:-none})" \
+		eval '[ -n "$got" ] && [ -z "$bad" ]'
+	check "lines: alpha's hottest line is its loop body, Hot.java:17 (got ${hottest:-none})" \
+		[ "$hottest" = Hot.java:17 ]
+fi
+
 # --- deoptimisation and unloading --------------------------------------
 
 d=$tmp/deopt
