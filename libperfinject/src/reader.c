@@ -12,12 +12,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
 
-#define PI_READ_TRIES		1000
 #define PI_SYMBOL		"perfinject_registry_descriptor"
+/*
+ * What is read of a process that may be hostile or broken: the bounds
+ * perf's reader has (tools/perf/Documentation/jit-code-registry.txt).
+ * 64 MiB of slots hold 1.6 million entries; the names of 200,000 Java
+ * methods take about 30 MiB. A snapshot is tried for at most
+ * PI_READ_MS (and at least PI_READ_MIN_TRIES times).
+ */
+#define PI_MAX_ENTRY_SIZE	256
+#define PI_MAX_SLOT_BYTES	(64ULL << 20)
+#define PI_MAX_NAME_BYTES	(256ULL << 20)
+#define PI_READ_MS		2000
+#define PI_READ_MIN_TRIES	3
 
 /*
  * Read exactly @len bytes at @addr in @pid, or fail with -EFAULT (or
@@ -131,12 +143,14 @@ static int pi_read_once(pid_t pid, uint64_t desc_addr, struct pi_snapshot *s,
 		return err;
 	if (d.magic != PERFINJECT_REGISTRY_MAGIC ||
 	    d.version != PERFINJECT_REGISTRY_VERSION ||
-	    d.entry_size < sizeof(struct perfinject_registry_entry))
+	    d.entry_size < sizeof(struct perfinject_registry_entry) ||
+	    d.entry_size > PI_MAX_ENTRY_SIZE || d.entry_size % 8)
 		return -EPROTO;
 	if (d.seq & 1)
 		return -EAGAIN;
-	if (d.nr_slots > SIZE_MAX / d.entry_size / 2)
-		return -EAGAIN;
+	/* Sizes come from the target: bound them before allocating. */
+	if (d.nr_slots > PI_MAX_SLOT_BYTES / d.entry_size)
+		return -EFBIG;
 
 	/* Entries may grow in later versions: read entry_size strides. */
 	slots_len = d.nr_slots * d.entry_size;
@@ -168,6 +182,10 @@ static int pi_read_once(pid_t pid, uint64_t desc_addr, struct pi_snapshot *s,
 		}
 		names_len += e->name_len + 1;
 		nr_names++;
+		if (names_len > PI_MAX_NAME_BYTES) {
+			err = -EFBIG;
+			goto recheck;
+		}
 	}
 	err = pi_grow((void **)&s->names, &s->names_cap, names_len + 1);
 	if (!err)
@@ -216,6 +234,7 @@ PERFINJECT_API int perfinject_registry__read_pid(pid_t pid, uint64_t desc_addr,
 	struct perfinject_code code;
 	uint64_t nr_slots = 0, i;
 	int err = -EAGAIN, tries, count = 0;
+	struct timespec t0, t;
 
 	if (pid <= 0 || !cb)
 		return pi_err(-EINVAL);
@@ -224,9 +243,15 @@ PERFINJECT_API int perfinject_registry__read_pid(pid_t pid, uint64_t desc_addr,
 		if (err)
 			return err;
 	}
-	for (tries = 0; tries < PI_READ_TRIES; tries++) {
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (tries = 0;; tries++) {
 		err = pi_read_once(pid, desc_addr, &s, &nr_slots);
 		if (err != -EAGAIN)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (tries + 1 >= PI_READ_MIN_TRIES &&
+		    (t.tv_sec - t0.tv_sec) * 1000 +
+		    (t.tv_nsec - t0.tv_nsec) / 1000000 >= PI_READ_MS)
 			break;
 		/* Back off: the writer must get a quiet moment to let us in. */
 		if (tries > 10)

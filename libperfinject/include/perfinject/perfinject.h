@@ -393,8 +393,11 @@ typedef int (*perfinject_registry_cb)(const struct perfinject_code *code,
  * descriptor is at @desc_addr (0: find it with
  * perfinject_registry__find_pid()), with process_vm_readv(2), and call
  * @cb for each entry. Returns the number of entries in the snapshot, or
- * -EAGAIN when no consistent snapshot could be read after many tries,
- * -EPROTO for a bad magic or version, or the errno of the reads.
+ * -EAGAIN when no consistent snapshot could be read within 2 seconds,
+ * -EFBIG when it is larger than a reader reads of a process (64 MiB of
+ * entries, 256 MiB of names), -EPROTO for a bad magic, version or entry
+ * size, or the errno of the reads. Sizes read from the process are
+ * never trusted.
  */
 PERFINJECT_API int perfinject_registry__read_pid(pid_t pid, uint64_t desc_addr,
 						 perfinject_registry_cb cb,
