@@ -86,6 +86,7 @@ struct perfinject {
 	struct pi_chunk_slot	*chunk_addr;	/* PI_CHUNK_HASH */
 	struct pi_chunk_slot	*chunk_index;
 	struct pi_entry		*gone;		/* retired by the last commit */
+	uint64_t		pub_credit;	/* published slots reserved */
 	char			*dir;
 	struct pi_file		perfmap;
 	struct pi_file		jitdump;

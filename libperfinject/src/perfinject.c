@@ -355,6 +355,8 @@ PERFINJECT_API void perfinject__free(struct perfinject *pi)
 	pi_unload_all(pi);
 	pi_files_close(pi, true);
 	pi_registry_fini(pi);
+	if (pi->pub_credit)
+		pi_publish_unreserve(pi->pub_credit);
 	pthread_mutex_unlock(&pi->lock);
 
 	free(pi->out.data);
@@ -650,6 +652,27 @@ static int pi_check_op(const struct perfinject_code_op *op,
 	}
 }
 
+/*
+ * Take one of the handle's reserved slots in the published view for a
+ * load, reserving them PI_SLOT_CREDIT at a time: one trip to the global
+ * publication lock per that many loads, not one per load.
+ */
+#define PI_SLOT_CREDIT	64
+
+static int pi_slot_credit(struct perfinject *pi)
+{
+	if (!pi->pub_credit) {
+		if (!pi_publish_reserve(PI_SLOT_CREDIT))
+			pi->pub_credit = PI_SLOT_CREDIT;
+		else if (!pi_publish_reserve(1))
+			pi->pub_credit = 1;
+		else
+			return -ENOMEM;
+	}
+	pi->pub_credit--;
+	return 0;
+}
+
 /* Resolve @op into pi->changes[@nr]; *@loads counts slot reservations. */
 static int pi_resolve(struct perfinject *pi,
 		      const struct perfinject_code_op *op, unsigned int nr,
@@ -676,13 +699,13 @@ static int pi_resolve(struct perfinject *pi,
 		if ((pi->backends & PERFINJECT_BACKEND_JITDUMP) &&
 		    !pi_jitdump_fits(name_len, op->len, &c->lopts))
 			return -E2BIG;
-		err = pi_publish_reserve(1);
+		err = pi_slot_credit(pi);
 		if (err)
 			return err;
 		c->add = pi_entry_new(op->addr, op->len, op->code_index,
 				      op->name, name_len);
 		if (!c->add) {
-			pi_publish_unreserve(1);
+			pi->pub_credit++;
 			return -ENOMEM;
 		}
 		c->add->kind = c->lopts.kind;
@@ -888,7 +911,7 @@ drop:
 		struct pi_change *c = &pi->changes[j];
 
 		if (c->kentry.op == PERF_JIT_CODE_LOAD)
-			pi_publish_unreserve(1);
+			pi->pub_credit++;
 		if (c->add)
 			pi_entry_free(c->add);
 	}
