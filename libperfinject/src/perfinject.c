@@ -1030,10 +1030,12 @@ PERFINJECT_API int perfinject__move(struct perfinject *pi, uint64_t old_addr,
 	__asm__(".symver " #internal "," #api "@" #ver)
 #define PI_DEFAULT_VERSION(internal, api, ver) \
 	__asm__(".symver " #internal "," #api "@@" #ver)
+#define PI_VERSIONED	PERFINJECT_API
 #else
 #define PI_COMPAT_VERSION(internal, api, ver)
 #define PI_DEFAULT_VERSION(internal, api, ver) \
 	extern typeof(internal) api __attribute__((alias(#internal)))
+#define PI_VERSIONED	PI_HIDDEN
 #endif
 
 struct pi_code_op_v1 {
@@ -1055,7 +1057,7 @@ static int pi_batch_check(struct perfinject *pi, const void *ops, size_t n)
 	return 0;
 }
 
-PERFINJECT_API int perfinject__batch_v2(struct perfinject *pi,
+PI_VERSIONED int perfinject__batch_v2(struct perfinject *pi,
 					const struct perfinject_code_op *ops,
 					size_t n)
 {
@@ -1076,7 +1078,7 @@ PI_DEFAULT_VERSION(perfinject__batch_v2, perfinject__batch,
 
 PI_COMPAT_VERSION(perfinject__batch_v1, perfinject__batch,
 		  LIBPERFINJECT_0.1.0);
-PERFINJECT_API int perfinject__batch_v1(struct perfinject *pi,
+PI_VERSIONED int perfinject__batch_v1(struct perfinject *pi,
 					const struct pi_code_op_v1 *ops,
 					size_t n)
 {

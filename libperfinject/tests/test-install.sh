@@ -3,7 +3,8 @@
 #
 # 'make install DESTDIR=...' into a staging folder, then pkg-config finds
 # the library there and the examples build against that copy, shared and
-# static, and run. Exit 0 pass, 1 fail, 77 skip.
+# static, and run; the archive exports the API only; 'make uninstall'
+# removes it all. Exit 0 pass, 1 fail, 77 skip.
 
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -38,4 +39,15 @@ for static in 0 1; do
 	LD_LIBRARY_PATH=$stage/usr/lib "$stage/ex$static/minimal" >/dev/null ||
 		fail "minimal (STATIC=$static) does not run"
 done
-echo "installed, found by pkg-config, examples built against it"
+
+# The archive shows a program the API and nothing else.
+internal=$(nm -g --defined-only "$stage/usr/lib/libperfinject.a" 2>/dev/null |
+	awk 'NF == 3 && $3 !~ /^perfinject/ { print $3 }')
+[ -z "$internal" ] || fail "libperfinject.a exports internal symbols: $internal"
+
+# uninstall removes every file install put there.
+make -s uninstall PREFIX=/usr DESTDIR="$stage" OBJDIR="$stage/obj" \
+	>"$stage/uninstall.log" 2>&1 || { cat "$stage/uninstall.log"; fail "make uninstall"; }
+left=$(find "$stage/usr" -type f -o -type l | head -5)
+[ -z "$left" ] || fail "make uninstall left: $left"
+echo "install, pkg-config, examples shared and static, uninstall: all fine"
