@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The reader of another process's registry (doc/registry.md): find the
- * descriptor by its symbol, then copy a consistent snapshot out with
- * process_vm_readv(), retrying while the sequence count moves.
+ * descriptor by its symbol, then copy the entries out with
+ * process_vm_readv(), each checked by its own sequence count.
  */
 #include <elf.h>
 #include <fcntl.h>
@@ -103,12 +103,13 @@ static int pi_peekv(pid_t pid, struct iovec *local, struct iovec *remote,
 }
 
 struct pi_snapshot {
-	struct perfinject_registry_entry	*slots;
-	size_t					slots_cap;
-	char					*names;
-	size_t					names_cap;
-	struct iovec				*iov;
-	size_t					iov_cap;
+	uint64_t	*table;		/* chunk addresses */
+	char		*a;		/* the entries, read before the names */
+	char		*b;		/* and after */
+	uint32_t	*off;		/* per entry: 1 + its name's offset */
+	char		*names;
+	struct iovec	*iov;
+	size_t		table_cap, a_cap, b_cap, off_cap, names_cap, iov_cap;
 };
 
 static int pi_grow(void **p, size_t *cap, size_t need)
@@ -125,17 +126,43 @@ static int pi_grow(void **p, size_t *cap, size_t need)
 	return 0;
 }
 
+/* Read @nr_chunks chunks of @chunk_bytes at the addresses in s->table. */
+static int pi_read_chunks(pid_t pid, struct pi_snapshot *s, char *dst,
+			  uint64_t nr_chunks, size_t chunk_bytes)
+{
+	uint64_t i;
+	int err;
+
+	err = pi_grow((void **)&s->iov, &s->iov_cap,
+		      2 * nr_chunks * sizeof(*s->iov));
+	if (err)
+		return err;
+	for (i = 0; i < nr_chunks; i++) {
+		s->iov[i] = (struct iovec){ dst + i * chunk_bytes, chunk_bytes };
+		s->iov[nr_chunks + i] = (struct iovec){
+			(void *)(uintptr_t)s->table[i], chunk_bytes };
+	}
+	return pi_peekv(pid, s->iov, s->iov + nr_chunks, nr_chunks);
+}
+
 /*
- * One attempt. 0: consistent snapshot in @s, *nr_slots set; -EAGAIN:
- * a writer got in the way (or the memory we followed went away, which
- * a writer explains); other: error.
+ * Copy out the entries (pass A), the names of those that were not
+ * changing, and the entries again (pass B). An entry whose count was
+ * even and whose bytes are the same in both passes did not change while
+ * its name was read: it is consistent. One that changed is left out: it
+ * changed while the reader read, so a profiler that opened its event
+ * before reading gets it from the records. No entry can keep the reader
+ * from finishing, so the time this takes is bounded by the size.
+ *
+ * 0 with *nr_slots and *entry_size set; -EAGAIN if the chunk table was
+ * changing; other: error.
  */
 static int pi_read_once(pid_t pid, uint64_t desc_addr, struct pi_snapshot *s,
-			uint64_t *nr_slots)
+			uint64_t *nr_slots, uint32_t *entry_size)
 {
 	struct perfinject_registry_descriptor d;
-	size_t names_len = 0, slots_len, nr_names, n;
-	uint64_t seq, i;
+	size_t names_len = 0, chunk_bytes, nr_names = 0, n;
+	uint64_t seq, nr_chunks, slots, i;
 	int err;
 
 	err = pi_peek(pid, desc_addr, &d, sizeof(d));
@@ -143,49 +170,63 @@ static int pi_read_once(pid_t pid, uint64_t desc_addr, struct pi_snapshot *s,
 		return err;
 	if (d.magic != PERFINJECT_REGISTRY_MAGIC ||
 	    d.version != PERFINJECT_REGISTRY_VERSION ||
+	    d.descriptor_size < sizeof(d) ||
 	    d.entry_size < sizeof(struct perfinject_registry_entry) ||
-	    d.entry_size > PI_MAX_ENTRY_SIZE || d.entry_size % 8)
+	    d.entry_size > PI_MAX_ENTRY_SIZE || d.entry_size % 8 ||
+	    !d.chunk_slots || d.chunk_slots > 65536 ||
+	    (d.chunk_slots & (d.chunk_slots - 1)))
 		return -EPROTO;
 	if (d.seq & 1)
 		return -EAGAIN;
 	/* Sizes come from the target: bound them before allocating. */
-	if (d.nr_slots > PI_MAX_SLOT_BYTES / d.entry_size)
+	chunk_bytes = d.chunk_slots * d.entry_size;
+	if (d.nr_chunks > PI_MAX_SLOT_BYTES / chunk_bytes)
 		return -EFBIG;
+	nr_chunks = d.nr_chunks;
 
-	/* Entries may grow in later versions: read entry_size strides. */
-	slots_len = d.nr_slots * d.entry_size;
-	err = pi_grow((void **)&s->slots, &s->slots_cap, slots_len + 1);
+	err = pi_grow((void **)&s->table, &s->table_cap,
+		      (nr_chunks + 1) * sizeof(*s->table));
+	if (!err)
+		err = pi_peek(pid, d.chunks, s->table,
+			      nr_chunks * sizeof(*s->table));
+	if (pi_peek(pid, desc_addr + offsetof(typeof(d), seq), &seq,
+		    sizeof(seq)))
+		return -ESRCH;
+	if (seq != d.seq)
+		return -EAGAIN;
 	if (err)
 		return err;
-	err = pi_peek(pid, d.entries, s->slots, slots_len);
-	if (err == -EFAULT)
-		goto recheck;
+	/* A chunk being added may not be in a table read at the same time. */
+	for (i = 0; i < nr_chunks && s->table[i]; i++)
+		;
+	nr_chunks = i;
+	slots = nr_chunks * d.chunk_slots;
+
+	err = pi_grow((void **)&s->a, &s->a_cap, slots * d.entry_size + 1);
+	if (!err)
+		err = pi_grow((void **)&s->b, &s->b_cap,
+			      slots * d.entry_size + 1);
+	if (!err)
+		err = pi_grow((void **)&s->off, &s->off_cap,
+			      slots * sizeof(*s->off) + 1);
+	if (!err)
+		err = pi_read_chunks(pid, s, s->a, nr_chunks, chunk_bytes);
 	if (err)
 		return err;
-	if (d.entry_size != sizeof(struct perfinject_registry_entry)) {
-		for (i = 1; i < d.nr_slots; i++)
-			memmove((char *)s->slots + i * sizeof(*s->slots),
-				(char *)s->slots + i * d.entry_size,
-				sizeof(*s->slots));
-	}
 
-	/* Size the names first, then copy them all in one go. */
-	nr_names = 0;
-	for (i = 0; i < d.nr_slots; i++) {
-		struct perfinject_registry_entry *e = &s->slots[i];
+	/* The names of the entries that were not changing. */
+	for (i = 0; i < slots; i++) {
+		const struct perfinject_registry_entry *e =
+			(const void *)(s->a + i * d.entry_size);
 
-		if (!e->name)
+		s->off[i] = 0;
+		if ((e->seq & 1) || !e->name || e->name_len >= PERFINJECT_NAME_MAX)
 			continue;
-		if (e->name_len >= PERFINJECT_NAME_MAX) {
-			err = -EFAULT; /* torn: let the count decide */
-			goto recheck;
-		}
+		s->off[i] = names_len + 1;
 		names_len += e->name_len + 1;
 		nr_names++;
-		if (names_len > PI_MAX_NAME_BYTES) {
-			err = -EFBIG;
-			goto recheck;
-		}
+		if (names_len > PI_MAX_NAME_BYTES)
+			return -EFBIG;
 	}
 	err = pi_grow((void **)&s->names, &s->names_cap, names_len + 1);
 	if (!err)
@@ -193,36 +234,38 @@ static int pi_read_once(pid_t pid, uint64_t desc_addr, struct pi_snapshot *s,
 			      2 * nr_names * sizeof(*s->iov));
 	if (err)
 		return err;
-	names_len = 0;
-	n = 0;
-	for (i = 0; i < d.nr_slots; i++) {
-		struct perfinject_registry_entry *e = &s->slots[i];
+	for (i = 0, n = 0; i < slots; i++) {
+		const struct perfinject_registry_entry *e =
+			(const void *)(s->a + i * d.entry_size);
+		char *dst = s->names + s->off[i] - 1;
 
-		if (!e->name)
+		if (!s->off[i])
 			continue;
-		s->iov[n] = (struct iovec){ s->names + names_len, e->name_len };
+		dst[e->name_len] = '\0';
+		s->iov[n] = (struct iovec){ dst, e->name_len };
 		s->iov[nr_names + n] = (struct iovec){
 			(void *)(uintptr_t)e->name, e->name_len };
 		n++;
-		s->names[names_len + e->name_len] = '\0';
-		/* From here on: 1 + the name's offset in s->names. */
-		e->name = names_len + 1;
-		names_len += e->name_len + 1;
 	}
 	err = pi_peekv(pid, s->iov, s->iov + nr_names, nr_names);
-	if (err && err != -EFAULT)
-		return err;
-
-recheck:
-	if (pi_peek(pid, desc_addr + offsetof(typeof(d), seq), &seq,
-		    sizeof(seq)))
-		return -ESRCH;
-	if (seq != d.seq)
-		return -EAGAIN;
-	/* Same even count, yet unreadable: not a race, a broken view. */
+	if (err == -EFAULT) {
+		/* A name went with its entry: find which, one by one. */
+		for (i = 0, n = 0; i < slots; i++) {
+			if (!s->off[i])
+				continue;
+			if (pi_peek(pid, (uintptr_t)s->iov[nr_names + n].iov_base,
+				    s->iov[n].iov_base, s->iov[n].iov_len))
+				s->off[i] = 0;
+			n++;
+		}
+		err = 0;
+	}
+	if (!err)
+		err = pi_read_chunks(pid, s, s->b, nr_chunks, chunk_bytes);
 	if (err)
 		return err;
-	*nr_slots = d.nr_slots;
+	*nr_slots = slots;
+	*entry_size = d.entry_size;
 	return 0;
 }
 
@@ -233,6 +276,7 @@ PERFINJECT_API int perfinject_registry__read_pid(pid_t pid, uint64_t desc_addr,
 	struct pi_snapshot s = { 0 };
 	struct perfinject_code code;
 	uint64_t nr_slots = 0, i;
+	uint32_t entry_size = 0;
 	int err = -EAGAIN, tries, count = 0;
 	struct timespec t0, t;
 
@@ -245,7 +289,7 @@ PERFINJECT_API int perfinject_registry__read_pid(pid_t pid, uint64_t desc_addr,
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (tries = 0;; tries++) {
-		err = pi_read_once(pid, desc_addr, &s, &nr_slots);
+		err = pi_read_once(pid, desc_addr, &s, &nr_slots, &entry_size);
 		if (err != -EAGAIN)
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &t);
@@ -253,28 +297,32 @@ PERFINJECT_API int perfinject_registry__read_pid(pid_t pid, uint64_t desc_addr,
 		    (t.tv_sec - t0.tv_sec) * 1000 +
 		    (t.tv_nsec - t0.tv_nsec) / 1000000 >= PI_READ_MS)
 			break;
-		/* Back off: the writer must get a quiet moment to let us in. */
-		if (tries > 10)
-			usleep(tries < 100 ? 10 : 100);
+		/* Only the chunk table, rarely: give its writer a moment. */
+		usleep(tries < 10 ? 10 : 1000);
 	}
 	if (err)
 		goto out;
 
 	for (i = 0; i < nr_slots; i++) {
-		const struct perfinject_registry_entry *e = &s.slots[i];
+		const struct perfinject_registry_entry *e =
+			(const void *)(s.a + i * entry_size);
 
-		if (!e->name)
+		/* Changed while it was read: left out. */
+		if (!s.off[i] || memcmp(e, s.b + i * entry_size, entry_size))
 			continue;
 		code.addr = e->addr;
 		code.len = e->len;
 		code.code_index = e->code_index;
-		code.name = s.names + e->name - 1;
+		code.name = s.names + s.off[i] - 1;
 		count++;
 		if (cb(&code, ctx))
 			break;
 	}
 out:
-	free(s.slots);
+	free(s.table);
+	free(s.a);
+	free(s.b);
+	free(s.off);
 	free(s.names);
 	free(s.iov);
 	return err ? pi_err(err) : count;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The registry of live code: two hash tables (by start address, by code
- * index) for lookups inside the process, and a published view, a slot
- * array under a sequence count, for readers outside it.
+ * index) for lookups inside the process, and a published view, chunks of
+ * entries with a sequence count each, for readers outside it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,15 +15,35 @@ perfinject_registry_descriptor = {
 	.version	 = PERFINJECT_REGISTRY_VERSION,
 	.descriptor_size = sizeof(struct perfinject_registry_descriptor),
 	.entry_size	 = sizeof(struct perfinject_registry_entry),
+	.chunk_slots	 = 1024,	/* PI_CHUNK_SLOTS */
 };
+
+/*
+ * The published view (doc/registry.md): entries in chunks of
+ * PI_CHUNK_SLOTS that never move, found through a table of chunk
+ * addresses. Every entry has its own sequence count, so a reader checks
+ * each entry alone and a writer never makes anyone else's read fail.
+ * Growing adds a chunk: nothing is copied, no load waits for a copy of
+ * the view. A replaced chunk table is kept (it is small), so an address a
+ * reader took from the descriptor stays readable; chunks are kept for the
+ * life of the process.
+ */
+#define PI_CHUNK_SLOTS	1024
 
 /* Serialises writers of the published view, across handles. */
 static pthread_mutex_t pub_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct perfinject_registry_entry *pub_slots;
-static uint64_t pub_cap;	/* slots allocated */
+static uint64_t *pub_table;	/* chunk addresses */
+static uint64_t pub_table_cap;
+static uint64_t pub_nr_slots;	/* slots ever handed out */
 static uint64_t pub_free;	/* first free slot + 1; 0: none */
 static uint64_t pub_nr_free;	/* on the free list */
-static uint64_t pub_reserved;	/* promised to chunks being checked */
+static uint64_t pub_reserved;	/* promised to handles */
+
+struct pi_old_table {
+	struct pi_old_table	*next;
+	uint64_t		*table;
+};
+static struct pi_old_table *pub_old_tables;
 
 PERFINJECT_API const struct perfinject_registry_descriptor *
 perfinject_registry__descriptor(void)
@@ -42,34 +62,91 @@ void pi_publish_unlock(void)
 }
 
 /*
- * Writer side of the sequence count. The reader is another process
- * reading with process_vm_readv(), so only the order in which our stores
- * become visible matters: the odd count before any data, the data before
- * the even count, and the even count before anything freed afterwards.
+ * The reader is another process reading with process_vm_readv(), so only
+ * the order in which our stores become visible matters: an entry's odd
+ * count before its data, its data before the even count (release), and
+ * the even count before its old name is freed.
  */
 #if defined(__SANITIZE_THREAD__)
 /* TSAN rejects fences; a full-barrier RMW orders as much here. */
-#define pub_fence(seq)	__atomic_fetch_add(seq, 0, __ATOMIC_SEQ_CST)
+static uint64_t pub_fence_word;
+
+static inline void pub_store_order(void)
+{
+	__atomic_fetch_add(&pub_fence_word, 0, __ATOMIC_SEQ_CST);
+}
 #else
-#define pub_fence(seq)	__atomic_thread_fence(__ATOMIC_SEQ_CST)
+static inline void pub_store_order(void)
+{
+	/* smp_wmb(): a compiler barrier on x86, dmb ishst on arm64. */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
 #endif
 
-static void pub_begin(void)
+static struct perfinject_registry_entry *pub_slot(uint64_t slot)
 {
-	struct perfinject_registry_descriptor *d =
-		&perfinject_registry_descriptor;
+	struct perfinject_registry_entry *chunk =
+		(void *)(uintptr_t)pub_table[slot / PI_CHUNK_SLOTS];
 
-	__atomic_store_n(&d->seq, d->seq + 1, __ATOMIC_RELAXED);
-	pub_fence(&d->seq);
+	return &chunk[slot % PI_CHUNK_SLOTS];
 }
 
-static void pub_end(void)
+static void pub_slot_begin(struct perfinject_registry_entry *s)
+{
+	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELAXED);
+	pub_store_order();
+}
+
+static void pub_slot_end(struct perfinject_registry_entry *s)
+{
+	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
+}
+
+/* Add a chunk of free slots. Called with pub_lock held. */
+static int pub_add_chunk(void)
 {
 	struct perfinject_registry_descriptor *d =
 		&perfinject_registry_descriptor;
+	uint64_t nr = d->nr_chunks, *table = pub_table, cap = pub_table_cap;
+	struct perfinject_registry_entry *chunk;
+	struct pi_old_table *old = NULL;
 
+	chunk = calloc(PI_CHUNK_SLOTS, sizeof(*chunk));
+	if (!chunk)
+		return -ENOMEM;
+	if (nr == cap) {
+		cap = cap ? 2 * cap : 16;
+		table = calloc(cap, sizeof(*table));
+		old = malloc(sizeof(*old));
+		if (!table || !old) {
+			free(table);
+			free(old);
+			free(chunk);
+			return -ENOMEM;
+		}
+		if (nr)
+			memcpy(table, pub_table, nr * sizeof(*table));
+	}
+	table[nr] = (uint64_t)(uintptr_t)chunk;
+	__atomic_store_n(&d->seq, d->seq + 1, __ATOMIC_RELAXED);
+	pub_store_order();
+	if (table != pub_table) {
+		if (pub_table) {
+			old->table = pub_table;
+			old->next = pub_old_tables;
+			pub_old_tables = old;
+		} else {
+			free(old);
+		}
+		pub_table = table;
+		pub_table_cap = cap;
+		__atomic_store_n(&d->chunks, (uint64_t)(uintptr_t)table,
+				 __ATOMIC_RELAXED);
+	}
+	pub_store_order();
+	__atomic_store_n(&d->nr_chunks, nr + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&d->seq, d->seq + 1, __ATOMIC_RELEASE);
-	pub_fence(&d->seq);
+	return 0;
 }
 
 /* Make room for @n more live entries. Called with pub_lock held. */
@@ -77,26 +154,13 @@ static int pub_reserve_locked(uint64_t n)
 {
 	struct perfinject_registry_descriptor *d =
 		&perfinject_registry_descriptor;
-	struct perfinject_registry_entry *slots, *old;
-	uint64_t avail = pub_nr_free + (pub_cap - d->nr_slots) - pub_reserved;
-	uint64_t cap;
+	int err;
 
-	if (avail < n) {
-		cap = pub_cap ? pub_cap : 64;
-		while (cap - d->nr_slots + pub_nr_free - pub_reserved < n)
-			cap *= 2;
-		slots = calloc(cap, sizeof(*slots));
-		if (!slots)
-			return -ENOMEM;
-		if (d->nr_slots)
-			memcpy(slots, pub_slots, d->nr_slots * sizeof(*slots));
-		old = pub_slots;
-		pub_begin();
-		pub_slots = slots;
-		pub_cap = cap;
-		d->entries = (uint64_t)(uintptr_t)slots;
-		pub_end();
-		free(old);
+	while (pub_nr_free + d->nr_chunks * PI_CHUNK_SLOTS - pub_nr_slots <
+	       pub_reserved + n) {
+		err = pub_add_chunk();
+		if (err)
+			return err;
 	}
 	pub_reserved += n;
 	return 0;
@@ -121,42 +185,61 @@ void pi_publish_unreserve(uint64_t n)
 	pthread_mutex_unlock(&pub_lock);
 }
 
-/* In a write section, with a reservation. */
+/* With pub_lock and a reservation. */
 static uint64_t pub_slot_get(void)
 {
-	struct perfinject_registry_descriptor *d =
-		&perfinject_registry_descriptor;
 	uint64_t slot;
 
 	pub_reserved--;
 	if (pub_free) {
 		slot = pub_free - 1;
 		/* A free slot's addr links the free list. */
-		pub_free = pub_slots[slot].addr;
+		pub_free = pub_slot(slot)->addr;
 		pub_nr_free--;
 	} else {
-		slot = d->nr_slots++;
+		slot = pub_nr_slots++;
 	}
 	return slot;
 }
 
 static void pub_slot_set(uint64_t slot, const struct pi_entry *e)
 {
-	struct perfinject_registry_entry *s = &pub_slots[slot];
+	struct perfinject_registry_entry *s = pub_slot(slot);
 
+	pub_slot_begin(s);
 	s->addr = e->addr;
 	s->len = e->len;
 	s->code_index = e->code_index;
 	s->name_len = e->name_len;
+	s->kind = e->kind;
+	s->tier = e->tier;
 	s->name = (uint64_t)(uintptr_t)e->name;
+	pub_slot_end(s);
+}
+
+static void pub_slot_move(uint64_t slot, const struct pi_entry *e)
+{
+	struct perfinject_registry_entry *s = pub_slot(slot);
+
+	pub_slot_begin(s);
+	s->addr = e->addr;
+	s->name = (uint64_t)(uintptr_t)e->name;
+	pub_slot_end(s);
 }
 
 static void pub_slot_put(uint64_t slot)
 {
-	struct perfinject_registry_entry *s = &pub_slots[slot];
+	struct perfinject_registry_entry *s = pub_slot(slot);
 
-	memset(s, 0, sizeof(*s));
+	pub_slot_begin(s);
+	s->name = 0;
+	s->len = 0;
+	s->code_index = 0;
+	s->name_len = 0;
+	s->kind = 0;
+	s->tier = 0;
 	s->addr = pub_free;
+	pub_slot_end(s);
 	pub_free = slot + 1;
 	pub_nr_free++;
 }
@@ -344,7 +427,6 @@ void pi_registry_commit(struct perfinject *pi, struct pi_change *chg,
 	unsigned int i;
 
 	pthread_mutex_lock(&pub_lock);
-	pub_begin();
 	for (i = 0; i < nr; i++) {
 		const struct perf_jit_code_entry *k = &chg[i].kentry;
 
@@ -370,8 +452,7 @@ void pi_registry_commit(struct perfinject *pi, struct pi_change *chg,
 			e->dump_index = old->dump_index;
 			/* A moved entry keeps its slot: one store moves it. */
 			e->slot = old->slot;
-			pub_slots[e->slot].addr = e->addr;
-			pub_slots[e->slot].name = (uint64_t)(uintptr_t)e->name;
+			pub_slot_move(e->slot, e);
 			pi_entry_remove(pi, old);
 			pi_entry_insert(pi, e);
 			old->next_free = gone;
@@ -379,7 +460,7 @@ void pi_registry_commit(struct perfinject *pi, struct pi_change *chg,
 			break;
 		}
 	}
-	pub_end();
+	__atomic_store_n(&d->changes, d->changes + 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&pub_lock);
 	__atomic_store_n(&pi->nr_live, pi->by_addr.nr, __ATOMIC_RELAXED);
 	pi->gone = gone;
@@ -419,7 +500,6 @@ void pi_registry_fini(struct perfinject *pi)
 	size_t i;
 
 	pthread_mutex_lock(&pub_lock);
-	pub_begin();
 	for (i = 0; t->mask && i <= t->mask; i++) {
 		e = t->slots[i];
 		if (!e)
@@ -429,7 +509,7 @@ void pi_registry_fini(struct perfinject *pi)
 		gone = e;
 		d->nr_live--;
 	}
-	pub_end();
+	__atomic_store_n(&d->changes, d->changes + 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&pub_lock);
 	while (gone) {
 		e = gone->next_free;

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The external-reader protocol: a child changes its registry without
- * end, a batch every 20 us (a sequence count lets a reader through only
- * between changes; a JIT that never stops changing its code would starve
- * every reader), while the parent reads it with process_vm_readv(); every
- * snapshot must be one the child published. (The parent reads the child,
- * not the other way round: Yama's ptrace_scope=1 allows only that.)
+ * end, a batch every 20 us, while the parent reads it with
+ * process_vm_readv(). Every entry read must be one the child published,
+ * whole; no logical slot may appear twice (an entry read as stable was
+ * live all the time between the two passes, and the child never has two
+ * for one slot); entries that changed during the read may be left out,
+ * but most must be there; and no read may fail. (The parent reads the
+ * child, not the other way round: Yama's ptrace_scope=1 allows only
+ * that.)
  */
 #include <inttypes.h>
 #include <signal.h>
@@ -118,7 +121,8 @@ static int snap_cb(const struct perfinject_code *c, void *ctx)
 int main(void)
 {
 	uint64_t addr = 0;
-	int fds[2], status, ret, reads = 0, again = 0, s;
+	int fds[2], status, ret, reads = 0, again = 0, whole = 0, s;
+	long total = 0;
 	struct timespec t0, t;
 	pid_t pid;
 	char byte;
@@ -160,10 +164,13 @@ int main(void)
 			break;
 		}
 		reads++;
-		CHECK_EQ(ret, NR_SLOTS);
+		total += ret;
+		if (ret == NR_SLOTS)
+			whole++;
+		CHECK(ret <= NR_SLOTS, "%d of %d entries", ret, NR_SLOTS);
 		CHECK(!sn.bad, "%d torn entries", sn.bad);
 		for (s = 0; s < NR_SLOTS; s++)
-			CHECK(sn.seen[s] == 1, "slot %d seen %d times", s,
+			CHECK(sn.seen[s] <= 1, "slot %d seen %d times", s,
 			      sn.seen[s]);
 		if (t_failures)
 			break;
@@ -173,8 +180,15 @@ int main(void)
 	CHECK(waitpid(pid, &status, WNOHANG) == 0, "child died: %#x", status);
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
-	fprintf(stderr, "%d consistent snapshots, %d gave up (EAGAIN)\n",
-		reads, again);
+	fprintf(stderr, "%d snapshots, %d gave up (EAGAIN), %d with all %d "
+		"entries, %.1f on average\n", reads, again, whole, NR_SLOTS,
+		reads ? (double)total / reads : 0.0);
 	CHECK(reads > 10, "only %d snapshots", reads);
+	/* Left out are only what changed while it was read: few. */
+	CHECK(whole > 0, "no snapshot had all entries");
+	CHECK(reads && total / reads >= NR_SLOTS / 4,
+	      "%ld entries per snapshot on average", reads ? total / reads : 0);
+	/* Only a growing chunk table makes a reader wait: none grew here. */
+	CHECK_EQ(again, 0);
 	return t_done();
 }

@@ -352,14 +352,22 @@ PERFINJECT_API size_t perfinject__count(struct perfinject *pi);
  * doc/registry.md for the read protocol.
  */
 #define PERFINJECT_REGISTRY_MAGIC	0x4a495452	/* "JITR" */
-#define PERFINJECT_REGISTRY_VERSION	1
+#define PERFINJECT_REGISTRY_VERSION	2
 
+/*
+ * One entry of the published view. seq is odd while the entry changes
+ * and grows by 2 with every change; a reader uses an entry only if it
+ * read the same even seq, and the same bytes, before and after the name.
+ */
 struct perfinject_registry_entry {
+	uint64_t seq;
 	uint64_t addr;
 	uint64_t len;
 	uint64_t code_index;
 	uint64_t name;		/* address of the name; 0: free slot */
 	uint32_t name_len;	/* without the NUL */
+	uint32_t kind;		/* enum perfinject_kind */
+	uint32_t tier;
 	uint32_t __reserved;
 };
 
@@ -368,10 +376,12 @@ struct perfinject_registry_descriptor {
 	uint32_t version;	/* PERFINJECT_REGISTRY_VERSION */
 	uint32_t descriptor_size;
 	uint32_t entry_size;
-	uint64_t seq;		/* odd while a writer changes the view */
-	uint64_t entries;	/* address of nr_slots entries */
-	uint64_t nr_slots;
+	uint64_t seq;		/* odd while the chunk table changes */
+	uint64_t chunks;	/* address of nr_chunks chunk addresses */
+	uint64_t nr_chunks;
+	uint64_t chunk_slots;	/* entries per chunk */
 	uint64_t nr_live;
+	uint64_t changes;	/* write sections so far */
 };
 
 /* Address of this process's descriptor. */
@@ -389,7 +399,7 @@ typedef int (*perfinject_registry_cb)(const struct perfinject_code *code,
 				      void *ctx);
 
 /*
- * Read a consistent snapshot of the registry of process @pid, whose
+ * Read a snapshot of the registry of process @pid, whose
  * descriptor is at @desc_addr (0: find it with
  * perfinject_registry__find_pid()), with process_vm_readv(2), and call
  * @cb for each entry. Returns the number of entries in the snapshot, or
