@@ -41,8 +41,13 @@ struct pi_change {
 };
 
 /* A hash table of entries, by addr or by code_index (under pi->lock). */
+struct pi_slot {
+	uint64_t		key;
+	struct pi_entry		*e;		/* NULL: empty */
+};
+
 struct pi_table {
-	struct pi_entry		**slots;
+	struct pi_slot		*slots;
 	size_t			mask;		/* capacity - 1; 0: none */
 	size_t			nr;
 	bool			by_index;
@@ -96,6 +101,17 @@ struct perfinject {
 	struct pi_buf		info;		/* jitdump debug/unwind records */
 	struct perfinject	*next;		/* all handles, for fork */
 };
+
+/* The splitmix64 finaliser: code addresses share their low bits. */
+static inline uint64_t pi_hash(uint64_t key)
+{
+	key ^= key >> 30;
+	key *= 0xbf58476d1ce4e5b9ULL;
+	key ^= key >> 27;
+	key *= 0x94d049bb133111ebULL;
+	key ^= key >> 31;
+	return key;
+}
 
 /* registry.c */
 PI_HIDDEN int pi_registry_init(struct perfinject *pi);

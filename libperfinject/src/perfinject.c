@@ -416,20 +416,12 @@ static void pi_view_of_entry(const struct pi_entry *e, struct pi_view *v)
 	v->tier = e->tier;
 }
 
-static uint64_t pi_hash64(uint64_t key)
-{
-	key ^= key >> 33;
-	key *= 0xff51afd7ed558ccdULL;
-	key ^= key >> 33;
-	return key;
-}
-
 /* The newest change of the chunk about @key, or NULL. */
 static const struct pi_change *pi_chunk_get(struct perfinject *pi,
 					    struct pi_chunk_slot *tab,
 					    uint64_t key)
 {
-	size_t i = pi_hash64(key) & (PI_CHUNK_HASH - 1);
+	size_t i = pi_hash(key) & (PI_CHUNK_HASH - 1);
 
 	for (; tab[i].gen == pi->chunk_gen; i = (i + 1) & (PI_CHUNK_HASH - 1))
 		if (tab[i].key == key)
@@ -440,7 +432,7 @@ static const struct pi_change *pi_chunk_get(struct perfinject *pi,
 static void pi_chunk_set(struct perfinject *pi, struct pi_chunk_slot *tab,
 			 uint64_t key, unsigned int change)
 {
-	size_t i = pi_hash64(key) & (PI_CHUNK_HASH - 1);
+	size_t i = pi_hash(key) & (PI_CHUNK_HASH - 1);
 
 	for (; tab[i].gen == pi->chunk_gen; i = (i + 1) & (PI_CHUNK_HASH - 1))
 		if (tab[i].key == key)

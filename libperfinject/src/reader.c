@@ -30,6 +30,10 @@
 #define PI_MAX_NAME_BYTES	(256ULL << 20)
 #define PI_READ_MS		2000
 #define PI_READ_MIN_TRIES	3
+/* Copies of the library in one process whose registries are read. */
+#define PI_MAX_COPIES		16
+
+static int pi_find_all(pid_t pid, uint64_t *addrs, size_t max);
 
 /*
  * Read exactly @len bytes at @addr in @pid, or fail with -EFAULT (or
@@ -269,9 +273,9 @@ static int pi_read_once(pid_t pid, uint64_t desc_addr, struct pi_snapshot *s,
 	return 0;
 }
 
-PERFINJECT_API int perfinject_registry__read_pid(pid_t pid, uint64_t desc_addr,
-						 perfinject_registry_cb cb,
-						 void *ctx)
+/* One registry: the number of entries given to @cb, or a negative errno. */
+static int pi_read_one(pid_t pid, uint64_t desc_addr,
+		       perfinject_registry_cb cb, void *ctx, bool *stop)
 {
 	struct pi_snapshot s = { 0 };
 	struct perfinject_code code;
@@ -280,13 +284,6 @@ PERFINJECT_API int perfinject_registry__read_pid(pid_t pid, uint64_t desc_addr,
 	int err = -EAGAIN, tries, count = 0;
 	struct timespec t0, t;
 
-	if (pid <= 0 || !cb)
-		return pi_err(-EINVAL);
-	if (!desc_addr) {
-		err = perfinject_registry__find_pid(pid, &desc_addr);
-		if (err)
-			return err;
-	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (tries = 0;; tries++) {
 		err = pi_read_once(pid, desc_addr, &s, &nr_slots, &entry_size);
@@ -315,8 +312,10 @@ PERFINJECT_API int perfinject_registry__read_pid(pid_t pid, uint64_t desc_addr,
 		code.code_index = e->code_index;
 		code.name = s.names + s.off[i] - 1;
 		count++;
-		if (cb(&code, ctx))
+		if (cb(&code, ctx)) {
+			*stop = true;
 			break;
+		}
 	}
 out:
 	free(s.table);
@@ -325,7 +324,39 @@ out:
 	free(s.off);
 	free(s.names);
 	free(s.iov);
-	return err ? pi_err(err) : count;
+	return err ? err : count;
+}
+
+PERFINJECT_API int perfinject_registry__read_pid(pid_t pid, uint64_t desc_addr,
+						 perfinject_registry_cb cb,
+						 void *ctx)
+{
+	uint64_t addrs[PI_MAX_COPIES];
+	int nr = 1, i, n, count = 0, first_err = 0, nr_ok = 0;
+	bool stop = false;
+
+	if (pid <= 0 || !cb)
+		return pi_err(-EINVAL);
+	if (desc_addr) {
+		addrs[0] = desc_addr;
+	} else {
+		nr = pi_find_all(pid, addrs, PI_MAX_COPIES);
+		if (nr < 0)
+			return pi_err(nr);
+	}
+	/* Every copy of the library in the process has its own registry. */
+	for (i = 0; i < nr && !stop; i++) {
+		n = pi_read_one(pid, addrs[i], cb, ctx, &stop);
+		if (n < 0) {
+			first_err = first_err ? first_err : n;
+			if (n == -ESRCH)
+				break;
+			continue;
+		}
+		count += n;
+		nr_ok++;
+	}
+	return nr_ok ? count : pi_err(first_err);
 }
 
 /* Bytes of a section this reader copies at most: larger is skipped. */
@@ -425,24 +456,28 @@ static int pi_elf_symbol(int fd, const char *name, uint64_t *value,
 	return err;
 }
 
-PERFINJECT_API int perfinject_registry__find_pid(pid_t pid, uint64_t *addr)
+/*
+ * Up to @max descriptor addresses of process @pid in @addrs, each once,
+ * in map order: one per copy of the library mapped there. Their number,
+ * or a negative errno.
+ */
+static int pi_find_all(pid_t pid, uint64_t *addrs, size_t max)
 {
 	char path[PATH_MAX + 64], line[PATH_MAX + 256], file[PATH_MAX];
 	unsigned long long start, end, off;
 	char last[PATH_MAX] = "";
-	uint64_t value, first_vaddr;
-	int err = -ENOENT, fd, n;
-	bool is_dyn;
+	uint64_t value, first_vaddr, addr;
+	size_t nr = 0, i;
+	int fd, n;
+	bool is_dyn, seen;
 	FILE *maps;
 
-	if (pid <= 0 || !addr)
-		return pi_err(-EINVAL);
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	maps = fopen(path, "re");
 	if (!maps)
-		return pi_err(-errno);
+		return -errno;
 	/* In map order: the executable (which binds first) comes first. */
-	while (err == -ENOENT && fgets(line, sizeof(line), maps)) {
+	while (nr < max && fgets(line, sizeof(line), maps)) {
 		n = sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095[^\n]",
 			   &start, &end, &off, file);
 		if (n != 4 || file[0] != '/' || off != 0 ||
@@ -456,11 +491,38 @@ PERFINJECT_API int perfinject_registry__find_pid(pid_t pid, uint64_t *addr)
 			continue;
 		if (!pi_elf_symbol(fd, PI_SYMBOL, &value, &first_vaddr,
 				   &is_dyn)) {
-			*addr = is_dyn ? start - first_vaddr + value : value;
-			err = 0;
+			addr = is_dyn ? start - first_vaddr + value : value;
+			for (i = 0, seen = false; i < nr && !seen; i++)
+				seen = addrs[i] == addr;
+			if (!seen)
+				addrs[nr++] = addr;
 		}
 		close(fd);
 	}
 	fclose(maps);
-	return err ? pi_err(err) : 0;
+	return nr ? (int)nr : -ENOENT;
+}
+
+PERFINJECT_API int perfinject_registry__find_pid(pid_t pid, uint64_t *addr)
+{
+	int nr;
+
+	if (pid <= 0 || !addr)
+		return pi_err(-EINVAL);
+	nr = pi_find_all(pid, addr, 1);
+	return nr < 0 ? pi_err(nr) : 0;
+}
+
+PERFINJECT_API int perfinject_registry__find_all_pid(pid_t pid,
+						     uint64_t *addrs,
+						     size_t max)
+{
+	int nr;
+
+	if (pid <= 0 || !addrs || !max)
+		return pi_err(-EINVAL);
+	if (max > PI_MAX_COPIES)
+		max = PI_MAX_COPIES;
+	nr = pi_find_all(pid, addrs, max);
+	return nr < 0 ? pi_err(nr) : nr;
 }

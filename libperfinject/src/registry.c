@@ -19,6 +19,16 @@ perfinject_registry_descriptor = {
 };
 
 /*
+ * This copy's own descriptor. The exported name can be interposed: a
+ * program or another copy of the library that exports it first would
+ * take this copy's references through the GOT, and two copies would
+ * write one registry under two locks. A hidden alias binds locally.
+ */
+extern struct perfinject_registry_descriptor pi_desc
+	__attribute__((alias("perfinject_registry_descriptor"),
+		       visibility("hidden")));
+
+/*
  * The published view (doc/registry.md): entries in chunks of
  * PI_CHUNK_SLOTS that never move, found through a table of chunk
  * addresses. Every entry has its own sequence count, so a reader checks
@@ -48,7 +58,7 @@ static struct pi_old_table *pub_old_tables;
 PERFINJECT_API const struct perfinject_registry_descriptor *
 perfinject_registry__descriptor(void)
 {
-	return &perfinject_registry_descriptor;
+	return &pi_desc;
 }
 
 void pi_publish_lock(void)
@@ -106,7 +116,7 @@ static void pub_slot_end(struct perfinject_registry_entry *s)
 static int pub_add_chunk(void)
 {
 	struct perfinject_registry_descriptor *d =
-		&perfinject_registry_descriptor;
+		&pi_desc;
 	uint64_t nr = d->nr_chunks, *table = pub_table, cap = pub_table_cap;
 	struct perfinject_registry_entry *chunk;
 	struct pi_old_table *old = NULL;
@@ -153,7 +163,7 @@ static int pub_add_chunk(void)
 static int pub_reserve_locked(uint64_t n)
 {
 	struct perfinject_registry_descriptor *d =
-		&perfinject_registry_descriptor;
+		&pi_desc;
 	int err;
 
 	while (pub_nr_free + d->nr_chunks * PI_CHUNK_SLOTS - pub_nr_slots <
@@ -244,21 +254,12 @@ static void pub_slot_put(uint64_t slot)
 	pub_nr_free++;
 }
 
-static uint64_t pi_hash(uint64_t key)
-{
-	/* The splitmix64 finaliser: code addresses share their low bits. */
-	key ^= key >> 30;
-	key *= 0xbf58476d1ce4e5b9ULL;
-	key ^= key >> 27;
-	key *= 0x94d049bb133111ebULL;
-	key ^= key >> 31;
-	return key;
-}
-
 /*
  * The handle's tables: open addressing with linear probing, at most half
  * full, and deletion by shifting the entries after the hole back (so no
- * tombstones). Under pi->lock, like everything that reads them.
+ * tombstones). A slot holds its key beside the entry, so that a probe
+ * reads the table and nothing else. Under pi->lock, like everything that
+ * reads them.
  */
 static inline uint64_t pi_key(const struct pi_table *t,
 			      const struct pi_entry *e)
@@ -266,33 +267,39 @@ static inline uint64_t pi_key(const struct pi_table *t,
 	return t->by_index ? e->code_index : e->addr;
 }
 
-static struct pi_entry **pi_table_slot(struct pi_table *t, uint64_t key)
+static struct pi_slot *pi_table_slot(struct pi_table *t, uint64_t key)
 {
 	size_t i;
 
 	if (!t->mask)
 		return NULL;
-	for (i = pi_hash(key) & t->mask; t->slots[i]; i = (i + 1) & t->mask)
-		if (pi_key(t, t->slots[i]) == key)
+	for (i = pi_hash(key) & t->mask; t->slots[i].e; i = (i + 1) & t->mask)
+		if (t->slots[i].key == key)
 			return &t->slots[i];
 	return NULL;
 }
 
-static void pi_table_put(struct pi_table *t, struct pi_entry *e)
+static void pi_table_put_key(struct pi_table *t, uint64_t key,
+			     struct pi_entry *e)
 {
 	size_t i;
 
-	for (i = pi_hash(pi_key(t, e)) & t->mask; t->slots[i];
-	     i = (i + 1) & t->mask)
+	for (i = pi_hash(key) & t->mask; t->slots[i].e; i = (i + 1) & t->mask)
 		;
-	t->slots[i] = e;
+	t->slots[i].key = key;
+	t->slots[i].e = e;
 	t->nr++;
+}
+
+static void pi_table_put(struct pi_table *t, struct pi_entry *e)
+{
+	pi_table_put_key(t, pi_key(t, e), e);
 }
 
 /* Room for @more further entries without growing in pi_table_put(). */
 static int pi_table_reserve(struct pi_table *t, size_t more)
 {
-	struct pi_entry **old = t->slots;
+	struct pi_slot *old = t->slots;
 	size_t cap = t->mask + 1, old_cap = t->mask ? cap : 0, i;
 
 	if (t->nr + more <= old_cap / 2)
@@ -310,27 +317,27 @@ static int pi_table_reserve(struct pi_table *t, size_t more)
 	t->mask = cap - 1;
 	t->nr = 0;
 	for (i = 0; i < old_cap; i++)
-		if (old[i])
-			pi_table_put(t, old[i]);
+		if (old[i].e)
+			pi_table_put_key(t, old[i].key, old[i].e);
 	free(old);
 	return 0;
 }
 
-static void pi_table_del(struct pi_table *t, struct pi_entry **slot)
+static void pi_table_del(struct pi_table *t, struct pi_slot *slot)
 {
 	size_t hole = slot - t->slots, i = hole, home;
 
-	t->slots[hole] = NULL;
+	t->slots[hole].e = NULL;
 	t->nr--;
 	for (;;) {
 		i = (i + 1) & t->mask;
-		if (!t->slots[i])
+		if (!t->slots[i].e)
 			return;
-		home = pi_hash(pi_key(t, t->slots[i])) & t->mask;
+		home = pi_hash(t->slots[i].key) & t->mask;
 		/* Move it back unless its home lies in (hole, i]. */
 		if (((i - home) & t->mask) >= ((i - hole) & t->mask)) {
 			t->slots[hole] = t->slots[i];
-			t->slots[i] = NULL;
+			t->slots[i].e = NULL;
 			hole = i;
 		}
 	}
@@ -345,16 +352,16 @@ int pi_registry_init(struct perfinject *pi)
 
 struct pi_entry *pi_lookup_addr(struct perfinject *pi, uint64_t addr)
 {
-	struct pi_entry **slot = pi_table_slot(&pi->by_addr, addr);
+	struct pi_slot *slot = pi_table_slot(&pi->by_addr, addr);
 
-	return slot ? *slot : NULL;
+	return slot ? slot->e : NULL;
 }
 
 struct pi_entry *pi_lookup_index(struct perfinject *pi, uint64_t code_index)
 {
-	struct pi_entry **slot = pi_table_slot(&pi->by_index, code_index);
+	struct pi_slot *slot = pi_table_slot(&pi->by_index, code_index);
 
-	return slot ? *slot : NULL;
+	return slot ? slot->e : NULL;
 }
 
 /* Make sure pi_registry_commit() of @loads more loads cannot fail. */
@@ -422,7 +429,7 @@ void pi_registry_commit(struct perfinject *pi, struct pi_change *chg,
 			unsigned int nr)
 {
 	struct perfinject_registry_descriptor *d =
-		&perfinject_registry_descriptor;
+		&pi_desc;
 	struct pi_entry *old, *e, *gone = NULL;
 	unsigned int i;
 
@@ -486,22 +493,22 @@ void pi_registry_for_each(struct perfinject *pi,
 	size_t i;
 
 	for (i = 0; t->mask && i <= t->mask; i++)
-		if (t->slots[i])
-			fn(t->slots[i], ctx);
+		if (t->slots[i].e)
+			fn(t->slots[i].e, ctx);
 }
 
 /* Remove everything; pi->lock held, no other user of @pi. */
 void pi_registry_fini(struct perfinject *pi)
 {
 	struct perfinject_registry_descriptor *d =
-		&perfinject_registry_descriptor;
+		&pi_desc;
 	struct pi_table *t = &pi->by_addr;
 	struct pi_entry *gone = NULL, *e;
 	size_t i;
 
 	pthread_mutex_lock(&pub_lock);
 	for (i = 0; t->mask && i <= t->mask; i++) {
-		e = t->slots[i];
+		e = t->slots[i].e;
 		if (!e)
 			continue;
 		pub_slot_put(e->slot);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * A second copy of the library in one process: this shared object links
- * libperfinject.a and exports only its own functions, as a JVMTI agent
- * or a language runtime with a vendored copy would. test_two_writers
- * dlopen()s it next to the copy it is linked with.
+ * libperfinject.a and exports its own functions and the registry
+ * descriptor (tests/plugin_copy.map), as a JVMTI agent or a language
+ * runtime with a vendored copy would. test_two_writers dlopen()s it next
+ * to the copy it is linked with.
  */
 #include <stdio.h>
 

@@ -7,7 +7,8 @@
  * the first is writing them. The perf-map must hold every line once
  * and whole; the jitdump one header, every LOAD once and whole, unique
  * code indices, and one JIT_CODE_CLOSE, at the end, from the last
- * writer to close.
+ * writer to close. Each copy keeps its own registry, and a reader finds
+ * and reads both: every entry once.
  *
  *   test_two_writers [-k DIR] [-n LOADS]
  *
@@ -196,6 +197,59 @@ static void check_jitdump(void)
 	free(buf);
 }
 
+struct seen {
+	unsigned char	*count;		/* per writer and load */
+	int		other;		/* entries of nobody here */
+};
+
+static int count_entry(const struct perfinject_code *c, void *ctx)
+{
+	struct seen *s = ctx;
+	int w, i;
+
+	if (sscanf(c->name, "writer%d_fn_%d", &w, &i) == 2 && w >= 0 &&
+	    w < WRITERS && i >= 0 && i < nr_loads &&
+	    c->addr == (uintptr_t)&code[(w * nr_loads + i) * 16])
+		s->count[w * nr_loads + i]++;
+	else
+		s->other++;
+	return 0;
+}
+
+/*
+ * Two copies, two registries: a reader finds both descriptors, and
+ * reading the process gives every entry of both, once. The plugin
+ * exports its descriptor (where perf looks), and it is its own.
+ */
+static void check_registries(void *plugin, const void *plugin_desc)
+{
+	const void *mine = perfinject_registry__descriptor();
+	struct seen s = { .count = calloc(WRITERS, nr_loads) };
+	uint64_t addrs[4];
+	int nr, i, bad = 0;
+
+	CHECK(dlsym(plugin, "perfinject_registry_descriptor") == plugin_desc,
+	      "the plugin does not export its own descriptor");
+	nr = perfinject_registry__find_all_pid(getpid(), addrs, 4);
+	CHECK(nr == 2, "find_all_pid found %d registries, want 2", nr);
+	for (i = 0; i < nr && nr == 2; i++)
+		CHECK(addrs[i] == (uintptr_t)mine ||
+		      addrs[i] == (uintptr_t)plugin_desc,
+		      "registry %d at %#llx is neither copy's", i,
+		      (unsigned long long)addrs[i]);
+	if (nr == 2)
+		CHECK(addrs[0] != addrs[1], "one registry found twice");
+
+	nr = perfinject_registry__read_pid(getpid(), 0, count_entry, &s);
+	CHECK(nr == WRITERS * nr_loads, "read_pid: %d entries, want %d", nr,
+	      WRITERS * nr_loads);
+	for (i = 0; i < WRITERS * nr_loads; i++)
+		bad += s.count[i] != 1;
+	CHECK(!bad && !s.other,
+	      "%d entries not read exactly once, %d unknown", bad, s.other);
+	free(s.count);
+}
+
 int main(int argc, char **argv)
 {
 	char exe[PATH_MAX], so[PATH_MAX + 32], *slash;
@@ -273,6 +327,8 @@ int main(int argc, char **argv)
 		pthread_join(tid[w], &ret);
 		CHECK(!ret, "writer %d failed", w);
 	}
+	check_registries(plugin, plugin_descriptor());
+
 	/* The second copy's handle closes last: its close record ends it. */
 	perfinject__free(pi[0]);
 	perfinject__free(pi[1]);

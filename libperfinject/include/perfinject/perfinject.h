@@ -390,9 +390,21 @@ perfinject_registry__descriptor(void);
 
 /*
  * Find the descriptor in process @pid by its symbol: the address goes to
- * @addr. -ENOENT if no object mapped there exports it.
+ * @addr. -ENOENT if no object mapped there exports it. With several
+ * copies of the library in the process, the first in map order.
  */
 PERFINJECT_API int perfinject_registry__find_pid(pid_t pid, uint64_t *addr);
+
+/*
+ * Find the descriptor of every copy of the library in process @pid (a
+ * runtime that embeds another, a plugin with a copy of its own): up to
+ * @max addresses (at most 16) go to @addrs, each once, in map order.
+ * Returns their number, or -ENOENT as perfinject_registry__find_pid().
+ * Since 0.2.
+ */
+PERFINJECT_API int perfinject_registry__find_all_pid(pid_t pid,
+						     uint64_t *addrs,
+						     size_t max);
 
 /* Return non-zero to stop the walk. */
 typedef int (*perfinject_registry_cb)(const struct perfinject_code *code,
@@ -400,9 +412,11 @@ typedef int (*perfinject_registry_cb)(const struct perfinject_code *code,
 
 /*
  * Read a snapshot of the registry of process @pid, whose
- * descriptor is at @desc_addr (0: find it with
- * perfinject_registry__find_pid()), with process_vm_readv(2), and call
- * @cb for each entry. Returns the number of entries in the snapshot, or
+ * descriptor is at @desc_addr (0: every registry in the process, as
+ * perfinject_registry__find_all_pid() finds them, one after the other),
+ * with process_vm_readv(2), and call @cb for each entry. Returns the
+ * number of entries in the snapshot (the sum over the registries read;
+ * one that cannot be read is skipped if another can), or
  * -EAGAIN when no consistent snapshot could be read within 2 seconds,
  * -EFBIG when it is larger than a reader reads of a process (64 MiB of
  * entries, 256 MiB of names), -EPROTO for a bad magic, version or entry
