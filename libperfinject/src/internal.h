@@ -60,6 +60,9 @@ struct pi_table {
  */
 #define PI_CHUNK_HASH	(4 * PERF_JIT_CODE_MAX_ENTRIES)
 
+/* Free published slots a handle can own: a chunk's loads, and a margin. */
+#define PI_OWN_SLOTS	(PERF_JIT_CODE_MAX_ENTRIES + 128)
+
 struct pi_chunk_slot {
 	uint64_t	key;
 	uint32_t	gen;
@@ -91,7 +94,8 @@ struct perfinject {
 	struct pi_chunk_slot	*chunk_addr;	/* PI_CHUNK_HASH */
 	struct pi_chunk_slot	*chunk_index;
 	struct pi_entry		*gone;		/* retired by the last commit */
-	uint64_t		pub_credit;	/* published slots reserved */
+	uint64_t		*own;		/* free published slots */
+	unsigned int		nr_own;		/* of PI_OWN_SLOTS */
 	char			*dir;
 	struct pi_file		perfmap;
 	struct pi_file		jitdump;
@@ -131,8 +135,6 @@ PI_HIDDEN void pi_registry_reap(struct perfinject *pi);
 PI_HIDDEN void pi_registry_for_each(struct perfinject *pi,
 				    void (*fn)(struct pi_entry *e, void *ctx),
 				    void *ctx);
-PI_HIDDEN int pi_publish_reserve(uint64_t n);
-PI_HIDDEN void pi_publish_unreserve(uint64_t n);
 PI_HIDDEN void pi_publish_lock(void);
 PI_HIDDEN void pi_publish_unlock(void);
 

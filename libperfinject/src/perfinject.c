@@ -287,8 +287,9 @@ perfinject__new(const struct perfinject_opts *opts)
 	pi->kentries = calloc(PI_CHUNK, sizeof(*pi->kentries));
 	pi->chunk_addr = calloc(PI_CHUNK_HASH, sizeof(*pi->chunk_addr));
 	pi->chunk_index = calloc(PI_CHUNK_HASH, sizeof(*pi->chunk_index));
+	pi->own = calloc(PI_OWN_SLOTS, sizeof(*pi->own));
 	if (!pi->dir || !pi->changes || !pi->kentries || !pi->chunk_addr ||
-	    !pi->chunk_index)
+	    !pi->chunk_index || !pi->own)
 		goto err_free;
 	err = pi_registry_init(pi);
 	if (err)
@@ -323,6 +324,7 @@ err_free:
 	free(pi->chunk_addr);
 	free(pi->kentries);
 	free(pi->changes);
+	free(pi->own);
 	free(pi->dir);
 	pthread_mutex_destroy(&pi->lock);
 	free(pi);
@@ -355,8 +357,6 @@ PERFINJECT_API void perfinject__free(struct perfinject *pi)
 	pi_unload_all(pi);
 	pi_files_close(pi, true);
 	pi_registry_fini(pi);
-	if (pi->pub_credit)
-		pi_publish_unreserve(pi->pub_credit);
 	pthread_mutex_unlock(&pi->lock);
 
 	free(pi->out.data);
@@ -365,6 +365,7 @@ PERFINJECT_API void perfinject__free(struct perfinject *pi)
 	free(pi->chunk_addr);
 	free(pi->kentries);
 	free(pi->changes);
+	free(pi->own);
 	free(pi->dir);
 	pthread_mutex_destroy(&pi->lock);
 	free(pi);
@@ -644,27 +645,6 @@ static int pi_check_op(const struct perfinject_code_op *op,
 	}
 }
 
-/*
- * Take one of the handle's reserved slots in the published view for a
- * load, reserving them PI_SLOT_CREDIT at a time: one trip to the global
- * publication lock per that many loads, not one per load.
- */
-#define PI_SLOT_CREDIT	64
-
-static int pi_slot_credit(struct perfinject *pi)
-{
-	if (!pi->pub_credit) {
-		if (!pi_publish_reserve(PI_SLOT_CREDIT))
-			pi->pub_credit = PI_SLOT_CREDIT;
-		else if (!pi_publish_reserve(1))
-			pi->pub_credit = 1;
-		else
-			return -ENOMEM;
-	}
-	pi->pub_credit--;
-	return 0;
-}
-
 /* Resolve @op into pi->changes[@nr]; *@loads counts slot reservations. */
 static int pi_resolve(struct perfinject *pi,
 		      const struct perfinject_code_op *op, unsigned int nr,
@@ -691,15 +671,10 @@ static int pi_resolve(struct perfinject *pi,
 		if ((pi->backends & PERFINJECT_BACKEND_JITDUMP) &&
 		    !pi_jitdump_fits(name_len, op->len, &c->lopts))
 			return -E2BIG;
-		err = pi_slot_credit(pi);
-		if (err)
-			return err;
 		c->add = pi_entry_new(op->addr, op->len, op->code_index,
 				      op->name, name_len);
-		if (!c->add) {
-			pi->pub_credit++;
+		if (!c->add)
 			return -ENOMEM;
-		}
 		c->add->kind = c->lopts.kind;
 		c->add->tier = c->lopts.tier;
 		(*loads)++;
@@ -902,8 +877,6 @@ drop:
 	for (j = i; j < nr; j++) {
 		struct pi_change *c = &pi->changes[j];
 
-		if (c->kentry.op == PERF_JIT_CODE_LOAD)
-			pi->pub_credit++;
 		if (c->add)
 			pi_entry_free(c->add);
 	}

@@ -45,9 +45,13 @@ static pthread_mutex_t pub_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t *pub_table;	/* chunk addresses */
 static uint64_t pub_table_cap;
 static uint64_t pub_nr_slots;	/* slots ever handed out */
-static uint64_t pub_free;	/* first free slot + 1; 0: none */
-static uint64_t pub_nr_free;	/* on the free list */
-static uint64_t pub_reserved;	/* promised to handles */
+/*
+ * Free slots no handle owns: a stack, not a list linked through the
+ * slots, so that taking one reads no slot (a cache miss each, at scale).
+ */
+static uint64_t *pub_free;
+static uint64_t pub_nr_free;
+static uint64_t pub_free_cap;
 
 struct pi_old_table {
 	struct pi_old_table	*next;
@@ -93,10 +97,17 @@ static inline void pub_store_order(void)
 }
 #endif
 
+/*
+ * Slot @slot, which the caller owns (its handle's, or under pub_lock). A
+ * table replaced meanwhile is kept, and holds the chunk of every slot
+ * handed out before it was replaced, so the table read need not be the
+ * newest.
+ */
 static struct perfinject_registry_entry *pub_slot(uint64_t slot)
 {
+	uint64_t *table = __atomic_load_n(&pub_table, __ATOMIC_ACQUIRE);
 	struct perfinject_registry_entry *chunk =
-		(void *)(uintptr_t)pub_table[slot / PI_CHUNK_SLOTS];
+		(void *)(uintptr_t)table[slot / PI_CHUNK_SLOTS];
 
 	return &chunk[slot % PI_CHUNK_SLOTS];
 }
@@ -115,12 +126,22 @@ static void pub_slot_end(struct perfinject_registry_entry *s)
 /* Add a chunk of free slots. Called with pub_lock held. */
 static int pub_add_chunk(void)
 {
-	struct perfinject_registry_descriptor *d =
-		&pi_desc;
+	struct perfinject_registry_descriptor *d = &pi_desc;
 	uint64_t nr = d->nr_chunks, *table = pub_table, cap = pub_table_cap;
 	struct perfinject_registry_entry *chunk;
 	struct pi_old_table *old = NULL;
 
+	/* Room on the free stack for every slot, the new chunk's too. */
+	if (pub_free_cap < (nr + 1) * PI_CHUNK_SLOTS) {
+		uint64_t fcap = pub_free_cap ? 2 * pub_free_cap :
+					       16 * PI_CHUNK_SLOTS;
+		uint64_t *f = realloc(pub_free, fcap * sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		pub_free = f;
+		pub_free_cap = fcap;
+	}
 	chunk = calloc(PI_CHUNK_SLOTS, sizeof(*chunk));
 	if (!chunk)
 		return -ENOMEM;
@@ -148,7 +169,7 @@ static int pub_add_chunk(void)
 		} else {
 			free(old);
 		}
-		pub_table = table;
+		__atomic_store_n(&pub_table, table, __ATOMIC_RELEASE);
 		pub_table_cap = cap;
 		__atomic_store_n(&d->chunks, (uint64_t)(uintptr_t)table,
 				 __ATOMIC_RELAXED);
@@ -159,57 +180,73 @@ static int pub_add_chunk(void)
 	return 0;
 }
 
-/* Make room for @n more live entries. Called with pub_lock held. */
-static int pub_reserve_locked(uint64_t n)
+/* Hand out a free slot, adding a chunk if none is. With pub_lock. */
+static int pub_slot_get(uint64_t *slot)
 {
-	struct perfinject_registry_descriptor *d =
-		&pi_desc;
+	struct perfinject_registry_descriptor *d = &pi_desc;
 	int err;
 
-	while (pub_nr_free + d->nr_chunks * PI_CHUNK_SLOTS - pub_nr_slots <
-	       pub_reserved + n) {
+	if (pub_nr_free) {
+		*slot = pub_free[--pub_nr_free];
+		return 0;
+	}
+	if (pub_nr_slots == d->nr_chunks * PI_CHUNK_SLOTS) {
 		err = pub_add_chunk();
 		if (err)
 			return err;
 	}
-	pub_reserved += n;
+	*slot = pub_nr_slots++;
 	return 0;
 }
 
-int pi_publish_reserve(uint64_t n)
+/*
+ * Put an empty slot on the free stack. With pub_lock, and room: every
+ * slot handed out has its place there (pub_add_chunk() grows it).
+ */
+static void pub_slot_free(uint64_t slot)
 {
-	int err;
+	pub_free[pub_nr_free++] = slot;
+}
 
-	if (!n)
+/*
+ * Every handle keeps free slots of its own, taken from the free list and
+ * given back PI_SLOT_BATCH at a time: a load or an unload writes only
+ * slots its handle owns, under the handle's lock, and visits pub_lock
+ * once in about PI_SLOT_BATCH calls, not once a call.
+ */
+#define PI_SLOT_BATCH	64
+#define PI_SLOT_KEEP	(2 * PI_SLOT_BATCH)
+
+static void pi_slots_give_back(struct perfinject *pi, unsigned int keep)
+{
+	if (pi->nr_own <= keep)
+		return;
+	pthread_mutex_lock(&pub_lock);
+	while (pi->nr_own > keep)
+		pub_slot_free(pi->own[--pi->nr_own]);
+	pthread_mutex_unlock(&pub_lock);
+}
+
+/* Own at least @need free slots. */
+static int pi_slots_take(struct perfinject *pi, unsigned int need)
+{
+	unsigned int want;
+	int err = 0;
+
+	if (pi->nr_own >= need)
 		return 0;
+	want = need + PI_SLOT_BATCH;
+	if (want > PI_OWN_SLOTS)
+		want = PI_OWN_SLOTS;
 	pthread_mutex_lock(&pub_lock);
-	err = pub_reserve_locked(n);
-	pthread_mutex_unlock(&pub_lock);
-	return err;
-}
-
-void pi_publish_unreserve(uint64_t n)
-{
-	pthread_mutex_lock(&pub_lock);
-	pub_reserved -= n;
-	pthread_mutex_unlock(&pub_lock);
-}
-
-/* With pub_lock and a reservation. */
-static uint64_t pub_slot_get(void)
-{
-	uint64_t slot;
-
-	pub_reserved--;
-	if (pub_free) {
-		slot = pub_free - 1;
-		/* A free slot's addr links the free list. */
-		pub_free = pub_slot(slot)->addr;
-		pub_nr_free--;
-	} else {
-		slot = pub_nr_slots++;
+	while (pi->nr_own < want) {
+		err = pub_slot_get(&pi->own[pi->nr_own]);
+		if (err)
+			break;
+		pi->nr_own++;
 	}
-	return slot;
+	pthread_mutex_unlock(&pub_lock);
+	return pi->nr_own >= need ? 0 : err;
 }
 
 static void pub_slot_set(uint64_t slot, const struct pi_entry *e)
@@ -237,7 +274,8 @@ static void pub_slot_move(uint64_t slot, const struct pi_entry *e)
 	pub_slot_end(s);
 }
 
-static void pub_slot_put(uint64_t slot)
+/* Empty slot @slot; it stays the handle's, for its next load. */
+static void pub_slot_clear(uint64_t slot)
 {
 	struct perfinject_registry_entry *s = pub_slot(slot);
 
@@ -248,10 +286,8 @@ static void pub_slot_put(uint64_t slot)
 	s->name_len = 0;
 	s->kind = 0;
 	s->tier = 0;
-	s->addr = pub_free;
+	s->addr = 0;
 	pub_slot_end(s);
-	pub_free = slot + 1;
-	pub_nr_free++;
 }
 
 /*
@@ -372,6 +408,8 @@ int pi_registry_reserve(struct perfinject *pi, size_t loads)
 	err = pi_table_reserve(&pi->by_addr, loads);
 	if (!err)
 		err = pi_table_reserve(&pi->by_index, loads);
+	if (!err)
+		err = pi_slots_take(pi, loads);
 	return err;
 }
 
@@ -428,30 +466,33 @@ static void pi_entry_remove(struct perfinject *pi, struct pi_entry *e)
 void pi_registry_commit(struct perfinject *pi, struct pi_change *chg,
 			unsigned int nr)
 {
-	struct perfinject_registry_descriptor *d =
-		&pi_desc;
+	struct perfinject_registry_descriptor *d = &pi_desc;
 	struct pi_entry *old, *e, *gone = NULL;
+	int64_t live = 0;
 	unsigned int i;
 
-	pthread_mutex_lock(&pub_lock);
 	for (i = 0; i < nr; i++) {
 		const struct perf_jit_code_entry *k = &chg[i].kentry;
 
 		switch (k->op) {
 		case PERF_JIT_CODE_LOAD:
 			e = chg[i].add;
-			e->slot = pub_slot_get();
+			e->slot = pi->own[--pi->nr_own];
 			pub_slot_set(e->slot, e);
 			pi_entry_insert(pi, e);
-			d->nr_live++;
+			live++;
 			break;
 		case PERF_JIT_CODE_UNLOAD:
 			old = pi_lookup_addr(pi, k->addr);
 			pi_entry_remove(pi, old);
-			pub_slot_put(old->slot);
+			pub_slot_clear(old->slot);
+			/* Room: a chunk's loads took at least as many. */
+			if (pi->nr_own == PI_OWN_SLOTS)
+				pi_slots_give_back(pi, PI_SLOT_KEEP);
+			pi->own[pi->nr_own++] = old->slot;
 			old->next_free = gone;
 			gone = old;
-			d->nr_live--;
+			live--;
 			break;
 		case PERF_JIT_CODE_MOVE:
 			old = pi_lookup_addr(pi, k->addr);
@@ -467,8 +508,11 @@ void pi_registry_commit(struct perfinject *pi, struct pi_change *chg,
 			break;
 		}
 	}
-	__atomic_store_n(&d->changes, d->changes + 1, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&pub_lock);
+	if (live)
+		__atomic_fetch_add(&d->nr_live, (uint64_t)live,
+				   __ATOMIC_RELAXED);
+	__atomic_fetch_add(&d->changes, 1, __ATOMIC_RELEASE);
+	pi_slots_give_back(pi, PI_SLOT_KEEP);
 	__atomic_store_n(&pi->nr_live, pi->by_addr.nr, __ATOMIC_RELAXED);
 	pi->gone = gone;
 }
@@ -500,8 +544,7 @@ void pi_registry_for_each(struct perfinject *pi,
 /* Remove everything; pi->lock held, no other user of @pi. */
 void pi_registry_fini(struct perfinject *pi)
 {
-	struct perfinject_registry_descriptor *d =
-		&pi_desc;
+	struct perfinject_registry_descriptor *d = &pi_desc;
 	struct pi_table *t = &pi->by_addr;
 	struct pi_entry *gone = NULL, *e;
 	size_t i;
@@ -511,13 +554,16 @@ void pi_registry_fini(struct perfinject *pi)
 		e = t->slots[i].e;
 		if (!e)
 			continue;
-		pub_slot_put(e->slot);
+		pub_slot_clear(e->slot);
+		pub_slot_free(e->slot);
 		e->next_free = gone;
 		gone = e;
-		d->nr_live--;
 	}
-	__atomic_store_n(&d->changes, d->changes + 1, __ATOMIC_RELEASE);
+	while (pi->nr_own)
+		pub_slot_free(pi->own[--pi->nr_own]);
 	pthread_mutex_unlock(&pub_lock);
+	__atomic_fetch_sub(&d->nr_live, (uint64_t)t->nr, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&d->changes, 1, __ATOMIC_RELEASE);
 	while (gone) {
 		e = gone->next_free;
 		free(gone);
