@@ -59,17 +59,19 @@ static int pi_kernel_send_cut(const struct perf_jit_code_entry *entry)
  * The prctl consumes entries like write(2): it may take fewer than it was
  * given (it caps the bytes of one call), and an entry it refuses ends the
  * call before it. Go on from where it stopped; a name longer than the
- * kernel takes is cut rather than lost.
+ * kernel takes is cut rather than lost. *@sent: the entries delivered,
+ * all of them when this returns 0, else those before the one refused.
  */
 int pi_kernel_send(struct perfinject *pi,
-		   const struct perf_jit_code_entry *entries, unsigned int nr)
+		   const struct perf_jit_code_entry *entries, unsigned int nr,
+		   unsigned int *sent)
 {
 	struct perf_jit_code_args args = {
 		.size		= sizeof(args),
 		.entry_size	= sizeof(*entries),
 	};
 	unsigned int done = 0;
-	int n, err;
+	int n, err = 0;
 
 	(void)pi;
 	while (done < nr) {
@@ -80,14 +82,19 @@ int pi_kernel_send(struct perfinject *pi,
 			done += n;
 			continue;
 		}
-		if (n == 0)
-			return -EIO;
-		if (errno != ENAMETOOLONG)
-			return -errno;
+		if (n == 0) {
+			err = -EIO;
+			break;
+		}
+		if (errno != ENAMETOOLONG) {
+			err = -errno;
+			break;
+		}
 		err = pi_kernel_send_cut(&entries[done]);
 		if (err)
-			return err;
+			break;
 		done++;
 	}
-	return 0;
+	*sent = done;
+	return done == nr ? 0 : err;
 }

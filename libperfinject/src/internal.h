@@ -60,8 +60,12 @@ struct pi_table {
  */
 #define PI_CHUNK_HASH	(4 * PERF_JIT_CODE_MAX_ENTRIES)
 
-/* Free published slots a handle can own: a chunk's loads, and a margin. */
-#define PI_OWN_SLOTS	(PERF_JIT_CODE_MAX_ENTRIES + 128)
+/*
+ * Free published slots a handle can own: what it keeps between calls,
+ * a chunk's loads and a margin, and a chunk's unloads on top, so that a
+ * commit never gives slots back and can be undone exactly.
+ */
+#define PI_OWN_SLOTS	(2 * PERF_JIT_CODE_MAX_ENTRIES + 128)
 
 struct pi_chunk_slot {
 	uint64_t	key;
@@ -131,6 +135,8 @@ PI_HIDDEN void pi_entry_free(struct pi_entry *e);
 PI_HIDDEN int pi_registry_reserve(struct perfinject *pi, size_t loads);
 PI_HIDDEN void pi_registry_commit(struct perfinject *pi,
 				  struct pi_change *chg, unsigned int nr);
+PI_HIDDEN void pi_registry_undo(struct perfinject *pi, struct pi_change *chg,
+				unsigned int nr);
 PI_HIDDEN void pi_registry_reap(struct perfinject *pi);
 PI_HIDDEN void pi_registry_for_each(struct perfinject *pi,
 				    void (*fn)(struct pi_entry *e, void *ctx),
@@ -142,7 +148,7 @@ PI_HIDDEN void pi_publish_unlock(void);
 PI_HIDDEN int pi_kernel_probe(void);
 PI_HIDDEN int pi_kernel_send(struct perfinject *pi,
 			     const struct perf_jit_code_entry *entries,
-			     unsigned int nr);
+			     unsigned int nr, unsigned int *sent);
 
 /* backend_files.c */
 PI_HIDDEN int pi_safe_create(const char *path, int *fdp, bool *created);

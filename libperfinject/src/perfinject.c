@@ -747,7 +747,9 @@ static void pi_emit_flush(struct pi_emit_ctx *x)
 	if (x->kernel && !x->err) {
 		for (i = 0; i < x->nr; i++)
 			pi->kentries[i] = pi->changes[i].kentry;
-		err = pi_kernel_send(pi, pi->kentries, x->nr);
+		unsigned int sent;
+
+		err = pi_kernel_send(pi, pi->kentries, x->nr, &sent);
 		if (err)
 			x->err = err;
 	}
@@ -824,14 +826,14 @@ static void pi_unload_all(struct perfinject *pi)
 
 /*
  * Apply up to PI_CHUNK operations: stop at the first that does not
- * resolve; send the rest to the kernel; commit what the kernel took.
- * Called with pi->lock held.
+ * resolve; commit the rest, send them to the kernel, and undo what the
+ * kernel did not take. Called with pi->lock held.
  */
 static int pi_run_chunk(struct perfinject *pi,
 			const struct perfinject_code_op *ops, unsigned int n,
 			unsigned int *applied)
 {
-	unsigned int nr = 0, loads = 0, i, j;
+	unsigned int nr = 0, loads = 0, i, sent;
 	int err = 0, kerr;
 
 	pi_chunk_begin(pi);
@@ -845,48 +847,38 @@ static int pi_run_chunk(struct perfinject *pi,
 
 	/* Room in the tables now: nothing may fail once the kernel took it. */
 	if (nr && pi_registry_reserve(pi, loads)) {
-		i = 0;
-		err = -ENOMEM;
-		goto drop;
+		for (i = 0; i < nr; i++)
+			if (pi->changes[i].add)
+				pi_entry_free(pi->changes[i].add);
+		*applied = 0;
+		return -ENOMEM;
+	}
+	if (!nr) {
+		*applied = 0;
+		return err;
 	}
 
-	if (nr && (pi->backends & PERFINJECT_BACKEND_KERNEL)) {
+	/*
+	 * Into the registry before the kernel: a profiler that attaches
+	 * meanwhile enables its event, then reads the registry. A change
+	 * sent before the event was on is in the registry by the time it
+	 * reads; one sent after comes to it live.
+	 */
+	pi_registry_commit(pi, pi->changes, nr);
+	if (pi->backends & PERFINJECT_BACKEND_KERNEL) {
 		for (i = 0; i < nr; i++)
 			pi->kentries[i] = pi->changes[i].kentry;
-		kerr = pi_kernel_send(pi, pi->kentries, nr);
+		kerr = pi_kernel_send(pi, pi->kentries, nr, &sent);
 		if (kerr) {
-			/*
-			 * The kernel refused the call, so it delivered
-			 * nothing. Find the longest prefix it takes, one
-			 * entry at a time, and stop at the entry it refuses.
-			 */
-			for (i = 0; i < nr; i++) {
-				kerr = pi_kernel_send(pi, &pi->kentries[i], 1);
-				if (kerr)
-					break;
-			}
-			if (i < nr) {
-				err = kerr;
-				goto drop;
-			}
+			/* It delivered those before the one it refused. */
+			pi_registry_undo(pi, pi->changes + sent, nr - sent);
+			nr = sent;
+			err = kerr;
 		}
 	}
-	goto commit;
-
-drop:
-	for (j = i; j < nr; j++) {
-		struct pi_change *c = &pi->changes[j];
-
-		if (c->add)
-			pi_entry_free(c->add);
-	}
-	nr = i;
-commit:
-	if (nr) {
-		pi_registry_commit(pi, pi->changes, nr);
+	if (nr)
 		pi_files_emit(pi, pi->changes, nr);
-		pi_registry_reap(pi);
-	}
+	pi_registry_reap(pi);
 	*applied = nr;
 	return err;
 }

@@ -486,9 +486,7 @@ void pi_registry_commit(struct perfinject *pi, struct pi_change *chg,
 			old = pi_lookup_addr(pi, k->addr);
 			pi_entry_remove(pi, old);
 			pub_slot_clear(old->slot);
-			/* Room: a chunk's loads took at least as many. */
-			if (pi->nr_own == PI_OWN_SLOTS)
-				pi_slots_give_back(pi, PI_SLOT_KEEP);
+			/* Room: PI_OWN_SLOTS holds a chunk's unloads too. */
 			pi->own[pi->nr_own++] = old->slot;
 			old->next_free = gone;
 			gone = old;
@@ -512,12 +510,72 @@ void pi_registry_commit(struct perfinject *pi, struct pi_change *chg,
 		__atomic_fetch_add(&d->nr_live, (uint64_t)live,
 				   __ATOMIC_RELAXED);
 	__atomic_fetch_add(&d->changes, 1, __ATOMIC_RELEASE);
-	pi_slots_give_back(pi, PI_SLOT_KEEP);
 	__atomic_store_n(&pi->nr_live, pi->by_addr.nr, __ATOMIC_RELAXED);
 	pi->gone = gone;
 }
 
-/* Free what the last commit retired, once the files have their names. */
+/*
+ * Undo the last @nr changes of the commit just made, @chg in their
+ * order, newest first: the kernel did not take them. Exact, because a
+ * commit gives no slot back: each LOAD took the top of pi->own and each
+ * UNLOAD pushed its slot there, and each UNLOAD and MOVE pushed the
+ * entry it retired onto pi->gone.
+ */
+void pi_registry_undo(struct perfinject *pi, struct pi_change *chg,
+		      unsigned int nr)
+{
+	struct perfinject_registry_descriptor *d = &pi_desc;
+	struct pi_entry *e, *old;
+	int64_t live = 0;
+
+	if (!nr)
+		return;
+	while (nr--) {
+		struct pi_change *c = &chg[nr];
+
+		switch (c->kentry.op) {
+		case PERF_JIT_CODE_LOAD:
+			e = c->add;
+			pi_entry_remove(pi, e);
+			pub_slot_clear(e->slot);
+			pi->own[pi->nr_own++] = e->slot;
+			pi_entry_free(e);
+			c->add = NULL;
+			live--;
+			break;
+		case PERF_JIT_CODE_UNLOAD:
+			old = pi->gone;
+			pi->gone = old->next_free;
+			old->next_free = NULL;
+			old->slot = pi->own[--pi->nr_own];
+			pub_slot_set(old->slot, old);
+			pi_entry_insert(pi, old);
+			live++;
+			break;
+		case PERF_JIT_CODE_MOVE:
+			old = pi->gone;
+			pi->gone = old->next_free;
+			old->next_free = NULL;
+			e = c->add;
+			pi_entry_remove(pi, e);
+			pi_entry_insert(pi, old);
+			pub_slot_move(old->slot, old);
+			pi_entry_free(e);
+			c->add = NULL;
+			break;
+		}
+	}
+	if (live)
+		__atomic_fetch_add(&d->nr_live, (uint64_t)live,
+				   __ATOMIC_RELAXED);
+	__atomic_fetch_add(&d->changes, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&pi->nr_live, pi->by_addr.nr, __ATOMIC_RELAXED);
+}
+
+/*
+ * Free what the last commit retired, once the files have their names,
+ * and give back the free slots the handle need not keep.
+ */
 void pi_registry_reap(struct perfinject *pi)
 {
 	struct pi_entry *e;
@@ -527,6 +585,7 @@ void pi_registry_reap(struct perfinject *pi)
 		free(pi->gone);
 		pi->gone = e;
 	}
+	pi_slots_give_back(pi, PI_SLOT_KEEP);
 }
 
 /* Call @fn for every live entry, in table order; pi->lock held. */

@@ -2,9 +2,10 @@
 /*
  * The kernel backend end to end: a per-task dummy event with
  * attr.jit_code set receives the records the library sends with
- * PR_PERF_JIT_CODE, and perfinject__free() unloads what is still live
- * (in calls of up to 1024 entries). Skips (77) on a kernel without the
- * feature.
+ * PR_PERF_JIT_CODE; a batch the kernel refuses partway is delivered up
+ * to the refused entry, once, and undone from there in the registry too;
+ * and perfinject__free() unloads what is still live (in calls of up to
+ * 1024 entries). Skips (77) on a kernel without the feature.
  */
 #include <linux/perf_event.h>
 #include <stddef.h>
@@ -26,6 +27,89 @@ struct jit_rec {
 	uint64_t addr, len, new_addr, code_index;
 	char name[];
 };
+
+struct reg_seen {
+	uint64_t	x, y;
+	int		nr, x_ok, y_ok;
+};
+
+static int reg_entry(const struct perfinject_code *c, void *ctx)
+{
+	struct reg_seen *s = ctx;
+
+	s->nr++;
+	s->x_ok += c->addr == s->x && !strcmp(c->name, "ok1");
+	s->y_ok += c->addr == s->y && !strcmp(c->name, "stay");
+	return 0;
+}
+
+/*
+ * kfn2 at @a live: a batch whose third entry the kernel refuses. Its
+ * first two are delivered once each; the unload and the move after the
+ * refused load are undone, so the registry and the tables keep their
+ * code where it was. Restores kfn2 at @a and leaves the buffer read.
+ */
+static void refused_batch(struct perfinject *pi,
+			  struct perf_event_mmap_page *mp, char *data,
+			  size_t data_sz, uint64_t a)
+{
+	static unsigned char c3[3][16];
+	uint64_t x = (uintptr_t)c3[0], y = (uintptr_t)c3[1];
+	uint64_t z = (uintptr_t)c3[2], head, tail;
+	struct perfinject_code_op ops[] = {
+		{ .op = PERFINJECT_OP_UNLOAD, .addr = a },
+		{ .op = PERFINJECT_OP_LOAD, .addr = x, .len = 16,
+		  .name = "ok1" },
+		{ .op = PERFINJECT_OP_LOAD, .addr = 1ULL << 62, .len = 16,
+		  .name = "high" },
+		{ .op = PERFINJECT_OP_UNLOAD, .addr = x },
+		{ .op = PERFINJECT_OP_MOVE, .addr = y, .new_addr = z },
+		{ .op = PERFINJECT_OP_LOAD, .addr = a, .len = 8,
+		  .name = "never" },
+	};
+	struct reg_seen seen = { .x = x, .y = y };
+	struct perfinject_code code;
+	uint64_t want_addr[] = { y, a, x };
+	uint32_t want_op[] = { PERF_JIT_CODE_LOAD, PERF_JIT_CODE_UNLOAD,
+			       PERF_JIT_CODE_LOAD };
+	int nr = 0;
+
+	CHECK_EQ(perfinject__load(pi, "stay", y, 16, 0), 0);
+	CHECK_EQ(perfinject__batch(pi, ops, 6), 2);
+	CHECK_EQ(perfinject__count(pi), 2);
+	CHECK_EQ(perfinject__find(pi, x, &code, NULL, 0), 0);
+	CHECK_EQ(perfinject__find(pi, y, &code, NULL, 0), 0);
+	CHECK(perfinject__find(pi, z, &code, NULL, 0) < 0, "moved to z");
+	CHECK(perfinject__find(pi, a, &code, NULL, 0) < 0, "a still live");
+	CHECK_EQ(perfinject_registry__read_pid(getpid(), 0, reg_entry, &seen),
+		 2);
+	CHECK(seen.x_ok == 1 && seen.y_ok == 1,
+	      "registry: ok1 %d, stay %d, of %d", seen.x_ok, seen.y_ok,
+	      seen.nr);
+
+	head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
+	for (tail = mp->data_tail; tail < head;) {
+		struct perf_event_header *h = (void *)(data + tail % data_sz);
+		struct jit_rec *r = (void *)h;
+
+		if (h->type == PERFINJECT_PERF_RECORD_JIT_CODE) {
+			CHECK(nr < 3, "record %d: op %u at %#llx", nr, r->op,
+			      (unsigned long long)r->addr);
+			if (nr < 3) {
+				CHECK_EQ(r->op, want_op[nr]);
+				CHECK_EQ(r->addr, want_addr[nr]);
+			}
+			nr++;
+		}
+		tail += h->size;
+	}
+	CHECK_EQ(nr, 3);
+
+	CHECK_EQ(perfinject__unload(pi, x), 0);
+	CHECK_EQ(perfinject__unload(pi, y), 0);
+	CHECK_EQ(perfinject__load(pi, "kfn2", a, 16, 6), 0);
+	mp->data_tail = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
+}
 
 int main(void)
 {
@@ -98,6 +182,9 @@ int main(void)
 	}
 	CHECK_EQ(nr, 4);
 	mp->data_tail = tail;
+
+	refused_batch(pi, mp, data, NR_PAGES * pgsz, a);
+	tail = mp->data_tail;
 
 	/* free() unloads everything live: more than one kernel call. */
 	for (i = 0; i < NR_MORE; i++) {
