@@ -180,11 +180,12 @@ static uint64_t code_addr(long i)
  * A handle with exactly @backends, 0 for the registry alone (see the top
  * of the file). NULL with errno set; EOPNOTSUPP when other backends came.
  */
-static struct perfinject *bench_new(unsigned int backends)
+static struct perfinject *bench_new_flags(unsigned int backends,
+					  unsigned int flags)
 {
 	PERFINJECT_OPTS(opts, .backends = backends, .dir = dir,
-			.flags = backends ? PERFINJECT_F_NO_ENV |
-					    PERFINJECT_F_STRICT : 0);
+			.flags = flags | (backends ? PERFINJECT_F_NO_ENV |
+					  PERFINJECT_F_STRICT : 0));
 	struct perfinject *pi;
 	unsigned int got;
 
@@ -200,6 +201,11 @@ static struct perfinject *bench_new(unsigned int backends)
 		return NULL;
 	}
 	return pi;
+}
+
+static struct perfinject *bench_new(unsigned int backends)
+{
+	return bench_new_flags(backends, 0);
 }
 
 static void free_keep_errno(struct perfinject *pi)
@@ -448,6 +454,7 @@ struct pair_row {
 	const char *label;
 	enum pair_kind kind;
 	unsigned int backends;
+	unsigned int flags;
 	int goal_row;	/* whose ratio this row's must not exceed; -1: none */
 	double goal_x;	/* else the bound of its ratio; 0: a baseline */
 };
@@ -462,7 +469,7 @@ static double time_pair(const struct pair_row *row)
 		return time_fprintf();
 	if (row->kind == PAIR_WRITEV)
 		return time_writev();
-	pi = bench_new(row->backends);
+	pi = bench_new_flags(row->backends, row->flags);
 	if (!pi)
 		return -1;
 	ns = time_ops(pi, 0);
@@ -473,11 +480,17 @@ static double time_pair(const struct pair_row *row)
 static void run_pairs(void)
 {
 	static const struct pair_row rows[] = {
-		{ "registry only", PAIR_LIB, 0, -1, 1.0 },
-		{ "fprintf+fflush", PAIR_FPRINTF, 0, -1, 0 },
-		{ "perf-map file", PAIR_LIB, PERFINJECT_BACKEND_PERFMAP, 1, 0 },
-		{ "hand jitdump writev", PAIR_WRITEV, 0, -1, 0 },
-		{ "jitdump file", PAIR_LIB, PERFINJECT_BACKEND_JITDUMP, 3, 0 },
+		{ "registry only", PAIR_LIB, 0, 0, -1, 1.0 },
+		{ "fprintf+fflush", PAIR_FPRINTF, 0, 0, -1, 0 },
+		{ "perf-map file", PAIR_LIB, PERFINJECT_BACKEND_PERFMAP, 0,
+		  1, 0 },
+		{ "perf-map file, no registry", PAIR_LIB,
+		  PERFINJECT_BACKEND_PERFMAP, PERFINJECT_F_NO_REGISTRY, 1, 0 },
+		{ "hand jitdump writev", PAIR_WRITEV, 0, 0, -1, 0 },
+		{ "jitdump file", PAIR_LIB, PERFINJECT_BACKEND_JITDUMP, 0,
+		  4, 0 },
+		{ "jitdump file, no registry", PAIR_LIB,
+		  PERFINJECT_BACKEND_JITDUMP, PERFINJECT_F_NO_REGISTRY, 4, 0 },
 	};
 	enum { NR_ROWS = ARRAY_SIZE(rows) };
 	double ns[NR_ROWS][MAX_ROUNDS], x[NR_ROWS][MAX_ROUNDS];

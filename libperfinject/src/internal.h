@@ -92,12 +92,15 @@ struct perfinject {
 	struct pi_table		by_index;
 	size_t			nr_live;	/* atomic reads */
 	unsigned int		backends;	/* active */
+	bool			publish;	/* in the registry */
 	pid_t			pid;		/* owner of the files */
 	unsigned long		fork_gen;	/* pi_fork_gen at pid */
 	uint32_t		chunk_gen;
 	struct pi_chunk_slot	*chunk_addr;	/* PI_CHUNK_HASH */
 	struct pi_chunk_slot	*chunk_index;
 	struct pi_entry		*gone;		/* retired by the last commit */
+	uint64_t		dump_next;	/* jitdump indices taken: */
+	uint64_t		dump_end;	/* (dump_next, dump_end] */
 	uint64_t		*own;		/* free published slots */
 	unsigned int		nr_own;		/* of PI_OWN_SLOTS */
 	char			*dir;

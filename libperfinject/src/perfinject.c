@@ -17,7 +17,7 @@
 #define PI_FILE_BACKENDS (PERFINJECT_BACKEND_PERFMAP | \
 			  PERFINJECT_BACKEND_JITDUMP)
 #define PI_KNOWN_FLAGS	(PERFINJECT_F_STRICT | PERFINJECT_F_NO_ENV | \
-			 PERFINJECT_F_REGISTRY_ONLY)
+			 PERFINJECT_F_REGISTRY_ONLY | PERFINJECT_F_NO_REGISTRY)
 
 #ifndef offsetofend
 #define offsetofend(type, member) \
@@ -159,7 +159,8 @@ static int pi_opts_valid(const struct perfinject_opts *opts)
 		return -EINVAL;
 	if (opts->backends & ~PERFINJECT_BACKEND_ALL)
 		return -EINVAL;
-	if ((opts->flags & PERFINJECT_F_REGISTRY_ONLY) && opts->backends)
+	if ((opts->flags & PERFINJECT_F_REGISTRY_ONLY) &&
+	    (opts->backends || (opts->flags & PERFINJECT_F_NO_REGISTRY)))
 		return -EINVAL;
 	if (opts->dir && !opts->dir[0])
 		return -EINVAL;
@@ -240,13 +241,21 @@ static void pi_check_fork(struct perfinject *pi);
  */
 static uint64_t pi_dump_serial;
 
-static uint64_t pi_dump_index(void)
+/* Counters a handle takes at a time: one atomic add per that many loads. */
+#define PI_DUMP_BLOCK	1024
+
+static uint64_t pi_dump_index(struct perfinject *pi)
 {
 	uint64_t copy = ((uintptr_t)&pi_dump_serial >> 12) & 0x7fffff;
 
+	if (pi->dump_next == pi->dump_end) {
+		pi->dump_end = __atomic_add_fetch(&pi_dump_serial,
+						  PI_DUMP_BLOCK,
+						  __ATOMIC_RELAXED);
+		pi->dump_next = pi->dump_end - PI_DUMP_BLOCK;
+	}
 	return (1ULL << 63) | copy << 40 |
-	       (__atomic_add_fetch(&pi_dump_serial, 1, __ATOMIC_RELAXED) &
-		((1ULL << 40) - 1));
+	       (++pi->dump_next & ((1ULL << 40) - 1));
 }
 static void pi_unload_all(struct perfinject *pi);
 
@@ -280,6 +289,7 @@ perfinject__new(const struct perfinject_opts *opts)
 	pthread_mutex_init(&pi->lock, NULL);
 	pi->perfmap.fd = -1;
 	pi->jitdump.fd = -1;
+	pi->publish = !(flags & PERFINJECT_F_NO_REGISTRY);
 	pi->pid = getpid();
 	pi->fork_gen = __atomic_load_n(&pi_fork_gen, __ATOMIC_RELAXED);
 	pi->dir = strdup(opts && opts->dir ? opts->dir : "/tmp");
@@ -678,7 +688,7 @@ static int pi_resolve(struct perfinject *pi,
 		c->add->kind = c->lopts.kind;
 		c->add->tier = c->lopts.tier;
 		(*loads)++;
-		c->add->dump_index = pi_dump_index();
+		c->add->dump_index = pi_dump_index(pi);
 		k->op = PERF_JIT_CODE_LOAD;
 		k->addr = op->addr;
 		k->len = op->len;

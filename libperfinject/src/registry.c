@@ -408,7 +408,7 @@ int pi_registry_reserve(struct perfinject *pi, size_t loads)
 	err = pi_table_reserve(&pi->by_addr, loads);
 	if (!err)
 		err = pi_table_reserve(&pi->by_index, loads);
-	if (!err)
+	if (!err && pi->publish)
 		err = pi_slots_take(pi, loads);
 	return err;
 }
@@ -477,17 +477,21 @@ void pi_registry_commit(struct perfinject *pi, struct pi_change *chg,
 		switch (k->op) {
 		case PERF_JIT_CODE_LOAD:
 			e = chg[i].add;
-			e->slot = pi->own[--pi->nr_own];
-			pub_slot_set(e->slot, e);
+			if (pi->publish) {
+				e->slot = pi->own[--pi->nr_own];
+				pub_slot_set(e->slot, e);
+			}
 			pi_entry_insert(pi, e);
 			live++;
 			break;
 		case PERF_JIT_CODE_UNLOAD:
 			old = pi_lookup_addr(pi, k->addr);
 			pi_entry_remove(pi, old);
-			pub_slot_clear(old->slot);
-			/* Room: PI_OWN_SLOTS holds a chunk's unloads too. */
-			pi->own[pi->nr_own++] = old->slot;
+			if (pi->publish) {
+				pub_slot_clear(old->slot);
+				/* Room: PI_OWN_SLOTS holds a chunk's unloads too. */
+				pi->own[pi->nr_own++] = old->slot;
+			}
 			old->next_free = gone;
 			gone = old;
 			live--;
@@ -498,7 +502,8 @@ void pi_registry_commit(struct perfinject *pi, struct pi_change *chg,
 			e->dump_index = old->dump_index;
 			/* A moved entry keeps its slot: one store moves it. */
 			e->slot = old->slot;
-			pub_slot_move(e->slot, e);
+			if (pi->publish)
+				pub_slot_move(e->slot, e);
 			pi_entry_remove(pi, old);
 			pi_entry_insert(pi, e);
 			old->next_free = gone;
@@ -506,10 +511,12 @@ void pi_registry_commit(struct perfinject *pi, struct pi_change *chg,
 			break;
 		}
 	}
-	if (live)
-		__atomic_fetch_add(&d->nr_live, (uint64_t)live,
-				   __ATOMIC_RELAXED);
-	__atomic_fetch_add(&d->changes, 1, __ATOMIC_RELEASE);
+	if (pi->publish) {
+		if (live)
+			__atomic_fetch_add(&d->nr_live, (uint64_t)live,
+					   __ATOMIC_RELAXED);
+		__atomic_fetch_add(&d->changes, 1, __ATOMIC_RELEASE);
+	}
 	__atomic_store_n(&pi->nr_live, pi->by_addr.nr, __ATOMIC_RELAXED);
 	pi->gone = gone;
 }
@@ -537,8 +544,10 @@ void pi_registry_undo(struct perfinject *pi, struct pi_change *chg,
 		case PERF_JIT_CODE_LOAD:
 			e = c->add;
 			pi_entry_remove(pi, e);
-			pub_slot_clear(e->slot);
-			pi->own[pi->nr_own++] = e->slot;
+			if (pi->publish) {
+				pub_slot_clear(e->slot);
+				pi->own[pi->nr_own++] = e->slot;
+			}
 			pi_entry_free(e);
 			c->add = NULL;
 			live--;
@@ -547,8 +556,10 @@ void pi_registry_undo(struct perfinject *pi, struct pi_change *chg,
 			old = pi->gone;
 			pi->gone = old->next_free;
 			old->next_free = NULL;
-			old->slot = pi->own[--pi->nr_own];
-			pub_slot_set(old->slot, old);
+			if (pi->publish) {
+				old->slot = pi->own[--pi->nr_own];
+				pub_slot_set(old->slot, old);
+			}
 			pi_entry_insert(pi, old);
 			live++;
 			break;
@@ -559,16 +570,19 @@ void pi_registry_undo(struct perfinject *pi, struct pi_change *chg,
 			e = c->add;
 			pi_entry_remove(pi, e);
 			pi_entry_insert(pi, old);
-			pub_slot_move(old->slot, old);
+			if (pi->publish)
+				pub_slot_move(old->slot, old);
 			pi_entry_free(e);
 			c->add = NULL;
 			break;
 		}
 	}
-	if (live)
-		__atomic_fetch_add(&d->nr_live, (uint64_t)live,
-				   __ATOMIC_RELAXED);
-	__atomic_fetch_add(&d->changes, 1, __ATOMIC_RELEASE);
+	if (pi->publish) {
+		if (live)
+			__atomic_fetch_add(&d->nr_live, (uint64_t)live,
+					   __ATOMIC_RELAXED);
+		__atomic_fetch_add(&d->changes, 1, __ATOMIC_RELEASE);
+	}
 	__atomic_store_n(&pi->nr_live, pi->by_addr.nr, __ATOMIC_RELAXED);
 }
 
@@ -613,16 +627,21 @@ void pi_registry_fini(struct perfinject *pi)
 		e = t->slots[i].e;
 		if (!e)
 			continue;
-		pub_slot_clear(e->slot);
-		pub_slot_free(e->slot);
+		if (pi->publish) {
+			pub_slot_clear(e->slot);
+			pub_slot_free(e->slot);
+		}
 		e->next_free = gone;
 		gone = e;
 	}
 	while (pi->nr_own)
 		pub_slot_free(pi->own[--pi->nr_own]);
 	pthread_mutex_unlock(&pub_lock);
-	__atomic_fetch_sub(&d->nr_live, (uint64_t)t->nr, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&d->changes, 1, __ATOMIC_RELEASE);
+	if (pi->publish) {
+		__atomic_fetch_sub(&d->nr_live, (uint64_t)t->nr,
+				   __ATOMIC_RELAXED);
+		__atomic_fetch_add(&d->changes, 1, __ATOMIC_RELEASE);
+	}
 	while (gone) {
 		e = gone->next_free;
 		free(gone);

@@ -204,6 +204,77 @@ static void check_jitdump(const char *path)
 	free(buf);
 }
 
+static int hidden_seen(const struct perfinject_code *c, void *ctx)
+{
+	int *seen = ctx;
+
+	if (!strncmp(c->name, "hidden", 6))
+		seen[0]++;
+	else if (!strcmp(c->name, "shown"))
+		seen[1]++;
+	return 0;
+}
+
+/*
+ * PERFINJECT_F_NO_REGISTRY: the handle works (files, find, count), and
+ * a reader of the process sees none of its code, but another handle's.
+ */
+static void check_no_registry(void)
+{
+	static unsigned char c[4][16];
+	struct perfinject *pi, *other;
+	struct perfinject_code code;
+	int seen[2] = { 0, 0 }, n;
+	char path[256], line[128];
+	FILE *f;
+
+	PERFINJECT_OPTS(o, .flags = PERFINJECT_F_NO_REGISTRY |
+				    PERFINJECT_F_NO_ENV | PERFINJECT_F_STRICT,
+			.backends = PERFINJECT_BACKEND_PERFMAP,
+			.dir = t_tmpdir());
+	PERFINJECT_OPTS(both, .flags = PERFINJECT_F_NO_REGISTRY |
+				       PERFINJECT_F_REGISTRY_ONLY);
+
+	errno = 0;
+	CHECK(!perfinject__new(&both) && errno == EINVAL,
+	      "no registry and registry only");
+	pi = perfinject__new(&o);
+	CHECK(pi, "no registry: new: %s", strerror(errno));
+	if (!pi)
+		return;
+	other = perfinject__new(&(struct perfinject_opts){
+		.sz = sizeof(struct perfinject_opts),
+		.flags = PERFINJECT_F_REGISTRY_ONLY });
+	CHECK(other, "registry only: new: %s", strerror(errno));
+	CHECK_EQ(perfinject__load(pi, "hidden0", (uintptr_t)c[0], 16, 0), 0);
+	CHECK_EQ(perfinject__load(pi, "hidden1", (uintptr_t)c[1], 16, 7), 0);
+	CHECK_EQ(perfinject__move(pi, (uintptr_t)c[1], (uintptr_t)c[2]), 0);
+	CHECK_EQ(perfinject__unload(pi, (uintptr_t)c[0]), 0);
+	CHECK_EQ(perfinject__load(pi, "hidden3", (uintptr_t)c[0], 8, 0), 0);
+	CHECK_EQ(perfinject__count(pi), 2);
+	CHECK_EQ(perfinject__find(pi, (uintptr_t)c[2], &code, NULL, 0), 0);
+	CHECK_EQ(code.code_index, 7);
+	if (other)
+		CHECK_EQ(perfinject__load(other, "shown", (uintptr_t)c[3], 16,
+					  0), 0);
+	n = perfinject_registry__read_pid(getpid(), 0, hidden_seen, seen);
+	CHECK(n >= 1 && seen[0] == 0 && seen[1] == 1,
+	      "registry: %d entries, %d hidden, %d shown", n, seen[0],
+	      seen[1]);
+	perfinject__free(pi);
+	perfinject__free(other);
+
+	/* Its files have every load. */
+	snprintf(path, sizeof(path), "%s/perf-%d.map", t_tmpdir(), getpid());
+	f = fopen(path, "r");
+	CHECK(f, "%s: %s", path, strerror(errno));
+	for (n = 0; f && fgets(line, sizeof(line), f);)
+		n += !!strstr(line, " hidden");
+	if (f)
+		fclose(f);
+	CHECK(n >= 3, "perf-map: %d lines of the hidden handle", n);
+}
+
 int main(void)
 {
 	struct perfinject_frame f[2] = {
@@ -250,6 +321,8 @@ int main(void)
 		CHECK(!perfinject__new(&ro) && errno == EINVAL,
 		      "registry only with backends");
 	}
+
+	check_no_registry();
 
 	pi = perfinject__new(&opts);
 	CHECK(pi, "new: %s", strerror(errno));

@@ -93,6 +93,14 @@ perfinject_set_print(perfinject_print_fn_t fn);
  * must be 0).
  */
 #define PERFINJECT_F_REGISTRY_ONLY	(1U << 2)
+/*
+ * Keep this handle's code out of the registry: a profiler that attaches
+ * later does not see it (perfinject__rundown() can still describe it
+ * again). For a runtime that only writes files, or profiles from the
+ * start, and wants no cost beyond its backends' (since 0.2; not with
+ * PERFINJECT_F_REGISTRY_ONLY).
+ */
+#define PERFINJECT_F_NO_REGISTRY	(1U << 3)
 
 /*
  * Options of perfinject__new(). Declare with PERFINJECT_OPTS() so that
