@@ -410,12 +410,19 @@ err_close:
  */
 void pi_files_close(struct perfinject *pi, bool final)
 {
+	pi_files_close_some(pi, PI_FILE_BACKENDS, final);
+}
+
+/* pi_files_close() of the file backends in @which only. */
+void pi_files_close_some(struct perfinject *pi, unsigned int which,
+			 bool final)
+{
 	struct jr_prefix close_rec = {
 		.id		= JIT_CODE_CLOSE,
 		.total_size	= sizeof(close_rec),
 	};
 
-	if (pi->jitdump.fd >= 0) {
+	if ((which & PERFINJECT_BACKEND_JITDUMP) && pi->jitdump.fd >= 0) {
 		if (final && pi_file_last(pi->jitdump.fd)) {
 			close_rec.timestamp = pi_now();
 			pi_write_all(pi->jitdump.fd, &close_rec,
@@ -425,12 +432,11 @@ void pi_files_close(struct perfinject *pi, bool final)
 		close(pi->jitdump.fd);
 		pi->jitdump.fd = -1;
 	}
-	if (pi->perfmap.fd >= 0) {
+	if ((which & PERFINJECT_BACKEND_PERFMAP) && pi->perfmap.fd >= 0) {
 		close(pi->perfmap.fd);
 		pi->perfmap.fd = -1;
 	}
-	__atomic_and_fetch(&pi->backends, ~(PERFINJECT_BACKEND_PERFMAP |
-					    PERFINJECT_BACKEND_JITDUMP),
+	__atomic_and_fetch(&pi->backends, ~(which & PI_FILE_BACKENDS),
 			   __ATOMIC_RELAXED);
 }
 
@@ -746,12 +752,20 @@ static int pi_jitdump_record(struct perfinject *pi, const struct pi_change *c,
 void pi_files_emit(struct perfinject *pi, const struct pi_change *chg,
 		   unsigned int nr)
 {
+	pi_files_emit_to(pi, chg, nr, pi->backends);
+}
+
+/* pi_files_emit() into those of the active file backends in @which. */
+void pi_files_emit_to(struct perfinject *pi, const struct pi_change *chg,
+		      unsigned int nr, unsigned int which)
+{
 	unsigned int i;
 	int err;
 
-	if (pi->backends & PERFINJECT_BACKEND_PERFMAP)
+	which &= pi->backends;
+	if (which & PERFINJECT_BACKEND_PERFMAP)
 		pi_perfmap_emit(pi, chg, nr);
-	if (!(pi->backends & PERFINJECT_BACKEND_JITDUMP))
+	if (!(which & PERFINJECT_BACKEND_JITDUMP))
 		return;
 	for (i = 0; i < nr; i++) {
 		err = pi_jitdump_record(pi, &chg[i], pi_gettid());

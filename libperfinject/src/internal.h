@@ -12,6 +12,9 @@
 
 #define PI_HIDDEN __attribute__((visibility("hidden")))
 
+#define PI_FILE_BACKENDS (PERFINJECT_BACKEND_PERFMAP | \
+			  PERFINJECT_BACKEND_JITDUMP)
+
 /* One live piece of code. Immutable once in the tables. */
 struct pi_entry {
 	struct pi_entry		*next_free;	/* retired in a commit */
@@ -158,8 +161,13 @@ PI_HIDDEN int pi_safe_create(const char *path, int *fdp, bool *created);
 PI_HIDDEN int pi_perfmap_open(struct perfinject *pi);
 PI_HIDDEN int pi_jitdump_open(struct perfinject *pi);
 PI_HIDDEN void pi_files_close(struct perfinject *pi, bool final);
+PI_HIDDEN void pi_files_close_some(struct perfinject *pi, unsigned int which,
+				   bool final);
 PI_HIDDEN void pi_files_emit(struct perfinject *pi,
 			     const struct pi_change *chg, unsigned int nr);
+PI_HIDDEN void pi_files_emit_to(struct perfinject *pi,
+				const struct pi_change *chg, unsigned int nr,
+				unsigned int which);
 PI_HIDDEN bool pi_jitdump_fits(uint64_t name_len, uint64_t len,
 			       const struct perfinject_load_opts *o);
 

@@ -14,8 +14,6 @@
 #include "internal.h"
 
 #define PI_CHUNK	PERF_JIT_CODE_MAX_ENTRIES
-#define PI_FILE_BACKENDS (PERFINJECT_BACKEND_PERFMAP | \
-			  PERFINJECT_BACKEND_JITDUMP)
 #define PI_KNOWN_FLAGS	(PERFINJECT_F_STRICT | PERFINJECT_F_NO_ENV | \
 			 PERFINJECT_F_REGISTRY_ONLY | PERFINJECT_F_NO_REGISTRY)
 
@@ -209,7 +207,9 @@ static int pi_open_files(struct perfinject *pi, unsigned int want, bool strict)
 	if (want & PERFINJECT_BACKEND_PERFMAP) {
 		err = pi_perfmap_open(pi);
 		if (!err)
-			pi->backends |= PERFINJECT_BACKEND_PERFMAP;
+			__atomic_or_fetch(&pi->backends,
+					  PERFINJECT_BACKEND_PERFMAP,
+					  __ATOMIC_RELAXED);
 		else if (strict)
 			return err;
 		else
@@ -219,7 +219,9 @@ static int pi_open_files(struct perfinject *pi, unsigned int want, bool strict)
 	if (want & PERFINJECT_BACKEND_JITDUMP) {
 		err = pi_jitdump_open(pi);
 		if (!err)
-			pi->backends |= PERFINJECT_BACKEND_JITDUMP;
+			__atomic_or_fetch(&pi->backends,
+					  PERFINJECT_BACKEND_JITDUMP,
+					  __ATOMIC_RELAXED);
 		else if (strict)
 			return err;
 		else
@@ -741,7 +743,7 @@ struct pi_emit_ctx {
 	unsigned int		nr;
 	int			op;
 	bool			kernel;
-	bool			files;
+	unsigned int		files;	/* file backends to write */
 	int			err;
 	int			count;
 };
@@ -764,7 +766,7 @@ static void pi_emit_flush(struct pi_emit_ctx *x)
 			x->err = err;
 	}
 	if (x->files && !x->err)
-		pi_files_emit(pi, pi->changes, x->nr);
+		pi_files_emit_to(pi, pi->changes, x->nr, x->files);
 	if (!x->err)
 		x->count += x->nr;
 	x->nr = 0;
@@ -800,7 +802,7 @@ static void pi_check_fork(struct perfinject *pi)
 	unsigned int had = pi->backends & PI_FILE_BACKENDS;
 	unsigned long gen = __atomic_load_n(&pi_fork_gen, __ATOMIC_RELAXED);
 	struct pi_emit_ctx x = { .pi = pi, .op = PERF_JIT_CODE_LOAD,
-				 .files = true };
+				 .files = PI_FILE_BACKENDS };
 
 	if (pi->fork_gen == gen)
 		return;
@@ -1147,7 +1149,7 @@ out:
 PERFINJECT_API int perfinject__rundown(struct perfinject *pi)
 {
 	struct pi_emit_ctx x = { .pi = pi, .op = PERF_JIT_CODE_LOAD,
-				 .files = true };
+				 .files = PI_FILE_BACKENDS };
 
 	if (!pi)
 		return pi_err(-EINVAL);
@@ -1158,6 +1160,61 @@ PERFINJECT_API int perfinject__rundown(struct perfinject *pi)
 	pi_emit_flush(&x);
 	pthread_mutex_unlock(&pi->lock);
 	return x.err ? pi_err(x.err) : x.count;
+}
+
+PERFINJECT_API int perfinject__enable(struct perfinject *pi,
+				      unsigned int backends)
+{
+	struct pi_emit_ctx x = { .pi = pi, .op = PERF_JIT_CODE_LOAD };
+	unsigned int had, want;
+	int err = 0;
+
+	if (!pi || !backends || (backends & ~PERFINJECT_BACKEND_ALL))
+		return pi_err(-EINVAL);
+	pthread_mutex_lock(&pi->lock);
+	pi_check_fork(pi);
+	had = pi->backends;
+	want = backends & ~had;
+	if ((want & PERFINJECT_BACKEND_KERNEL) && pi_kernel_probe()) {
+		err = -EOPNOTSUPP;
+		want &= ~PERFINJECT_BACKEND_KERNEL;
+	}
+	if (want & PI_FILE_BACKENDS) {
+		int ferr = pi_open_files(pi, want & PI_FILE_BACKENDS, true);
+
+		err = err ? err : ferr;
+	}
+	if (want & PERFINJECT_BACKEND_KERNEL)
+		__atomic_or_fetch(&pi->backends, PERFINJECT_BACKEND_KERNEL,
+				  __ATOMIC_RELAXED);
+	/* The code live now, to the backends new to it only. */
+	x.kernel = (pi->backends & ~had) & PERFINJECT_BACKEND_KERNEL;
+	x.files = (pi->backends & ~had) & PI_FILE_BACKENDS;
+	if (x.kernel || x.files) {
+		pi_registry_for_each(pi, pi_emit_entry, &x);
+		pi_emit_flush(&x);
+		if (x.err)
+			pi_warn("enable: the kernel refused the live code after %d entries: %s\n",
+				x.count, strerror(-x.err));
+	}
+	pthread_mutex_unlock(&pi->lock);
+	return pi_err(err);
+}
+
+PERFINJECT_API int perfinject__disable(struct perfinject *pi,
+				       unsigned int backends)
+{
+	if (!pi || !backends || (backends & ~PERFINJECT_BACKEND_ALL))
+		return pi_err(-EINVAL);
+	pthread_mutex_lock(&pi->lock);
+	pi_check_fork(pi);
+	if (backends & PI_FILE_BACKENDS)
+		pi_files_close_some(pi, backends & PI_FILE_BACKENDS, true);
+	if (backends & PERFINJECT_BACKEND_KERNEL)
+		__atomic_and_fetch(&pi->backends, ~PERFINJECT_BACKEND_KERNEL,
+				   __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&pi->lock);
+	return 0;
 }
 
 PERFINJECT_API int perfinject__find(struct perfinject *pi, uint64_t addr,

@@ -113,3 +113,27 @@ int t_open_jit_code_event_pid(pid_t pid)
 	memcpy((char *)&attr + off, &flags, sizeof(flags));
 	return syscall(SYS_perf_event_open, &attr, pid, -1, -1, 0);
 }
+
+int t_jitdump_count(const char *path, int id, int *last)
+{
+	size_t len;
+	char *buf = t_slurp(path, &len), *p, *end;
+	int n = 0;
+
+	if (!buf || len < 40 || t_rd32(buf) != 0x4A695444) {
+		free(buf);
+		return -1;
+	}
+	if (last)
+		*last = -1;
+	for (p = buf + t_rd32(buf + 8), end = buf + len; p + 16 <= end;
+	     p += t_rd32(p + 4)) {
+		if (t_rd32(p + 4) < 16 || p + t_rd32(p + 4) > end)
+			break;
+		n += id < 0 || t_rd32(p) == (uint32_t)id;
+		if (last)
+			*last = t_rd32(p);
+	}
+	free(buf);
+	return n;
+}

@@ -3,6 +3,7 @@
 #define __PERFINJECT_TESTS_HELPERS_H
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,37 @@ const char *t_tmpdir(void);
 /* Read a whole file; NULL on error. */
 char *t_slurp(const char *path, size_t *len);
 int t_done(void);
+
+/* Fields of a file in native byte order, at any alignment. */
+static inline uint32_t t_rd32(const char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline uint64_t t_rd64(const char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* jitdump record ids the tests look for. */
+#define T_JIT_CODE_LOAD		0
+#define T_JIT_CODE_MOVE		1
+#define T_JIT_CODE_DEBUG_INFO	2
+#define T_JIT_CODE_CLOSE	3
+#define T_JIT_CODE_UNWINDING_INFO 4
+
+/*
+ * Count the records of the jitdump at @path with id @id (all: -1);
+ * -1 if the file cannot be read or is not a jitdump. *@last gets the id
+ * of the last record, when @last is not NULL.
+ */
+int t_jitdump_count(const char *path, int id, int *last);
 /*
  * Open a software dummy event on the calling thread with attr.jit_code
  * set (sample_id_all, TID and TIME); the fd or -1 with errno set.

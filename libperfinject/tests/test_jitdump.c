@@ -12,22 +12,6 @@
 
 #include "helpers.h"
 
-static uint32_t rd32(const char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static uint64_t rd64(const char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -119,19 +103,19 @@ int main(void)
 	if (!buf || len < 40)
 		return t_done();
 	/* File header. */
-	CHECK_EQ(rd32(buf), 0x4A695444);
-	CHECK_EQ(rd32(buf + 4), 1);
-	CHECK_EQ(rd32(buf + 8), 40);
-	CHECK_EQ(rd32(buf + 12), EM_X86_64);
-	CHECK_EQ(rd32(buf + 16), 0);
-	CHECK_EQ(rd32(buf + 20), getpid());
-	CHECK(rd64(buf + 24) >= t0 && rd64(buf + 24) <= t_end, "header time");
-	CHECK_EQ(rd64(buf + 32), 0);
-	prev_ts = rd64(buf + 24);
+	CHECK_EQ(t_rd32(buf), 0x4A695444);
+	CHECK_EQ(t_rd32(buf + 4), 1);
+	CHECK_EQ(t_rd32(buf + 8), 40);
+	CHECK_EQ(t_rd32(buf + 12), EM_X86_64);
+	CHECK_EQ(t_rd32(buf + 16), 0);
+	CHECK_EQ(t_rd32(buf + 20), getpid());
+	CHECK(t_rd64(buf + 24) >= t0 && t_rd64(buf + 24) <= t_end, "header time");
+	CHECK_EQ(t_rd64(buf + 32), 0);
+	prev_ts = t_rd64(buf + 24);
 
-	for (p = buf + 40, end = buf + len; p < end; p += rd32(p + 4), nrec++) {
-		uint32_t id = rd32(p), size = rd32(p + 4);
-		uint64_t ts = rd64(p + 8);
+	for (p = buf + 40, end = buf + len; p < end; p += t_rd32(p + 4), nrec++) {
+		uint32_t id = t_rd32(p), size = t_rd32(p + 4);
+		uint64_t ts = t_rd64(p + 8);
 
 		CHECK(p + 16 <= end && size >= 16 && p + size <= end,
 		      "record %d size %u", nrec, size);
@@ -148,15 +132,15 @@ int main(void)
 
 			CHECK_EQ(id, 0); /* JIT_CODE_LOAD */
 			CHECK_EQ(size, 56 + strlen(name) + 1 + csize);
-			CHECK_EQ(rd32(p + 16), getpid());
-			CHECK_EQ(rd32(p + 20), tid);
-			CHECK_EQ(rd64(p + 24), (uintptr_t)code);	/* vma */
-			CHECK_EQ(rd64(p + 32), (uintptr_t)code);	/* code_addr */
-			CHECK_EQ(rd64(p + 40), csize);
+			CHECK_EQ(t_rd32(p + 16), getpid());
+			CHECK_EQ(t_rd32(p + 20), tid);
+			CHECK_EQ(t_rd64(p + 24), (uintptr_t)code);	/* vma */
+			CHECK_EQ(t_rd64(p + 32), (uintptr_t)code);	/* code_addr */
+			CHECK_EQ(t_rd64(p + 40), csize);
 			/* Generated, unique in the process: not 11. */
-			CHECK(rd64(p + 48) >> 63 && rd64(p + 48) != index[!nrec],
-			      "index %llx", (unsigned long long)rd64(p + 48));
-			index[nrec] = rd64(p + 48);
+			CHECK(t_rd64(p + 48) >> 63 && t_rd64(p + 48) != index[!nrec],
+			      "index %llx", (unsigned long long)t_rd64(p + 48));
+			index[nrec] = t_rd64(p + 48);
 			CHECK(!strcmp(p + 56, name), "name %s", p + 56);
 			CHECK(!memcmp(p + 56 + strlen(name) + 1, code, csize),
 			      "code bytes of %s", name);
@@ -165,20 +149,20 @@ int main(void)
 		case 2:
 			CHECK_EQ(id, 0); /* JIT_CODE_LOAD of "bad" */
 			CHECK_EQ(size, 56 + 4 + 16);
-			CHECK_EQ(rd64(p + 32), 0x1000);
+			CHECK_EQ(t_rd64(p + 32), 0x1000);
 			CHECK(!strcmp(p + 56, "bad"), "name %s", p + 56);
 			CHECK(!memcmp(p + 60, zeros, 16), "code not zeros");
 			break;
 		case 3:
 			CHECK_EQ(id, 1); /* JIT_CODE_MOVE */
 			CHECK_EQ(size, 64);
-			CHECK_EQ(rd32(p + 16), getpid());
-			CHECK_EQ(rd32(p + 20), tid);
-			CHECK_EQ(rd64(p + 24), (uintptr_t)code1 + 1);
-			CHECK_EQ(rd64(p + 32), (uintptr_t)code1);
-			CHECK_EQ(rd64(p + 40), (uintptr_t)code1 + 1);
-			CHECK_EQ(rd64(p + 48), sizeof(code1));
-			CHECK_EQ(rd64(p + 56), index[0]);
+			CHECK_EQ(t_rd32(p + 16), getpid());
+			CHECK_EQ(t_rd32(p + 20), tid);
+			CHECK_EQ(t_rd64(p + 24), (uintptr_t)code1 + 1);
+			CHECK_EQ(t_rd64(p + 32), (uintptr_t)code1);
+			CHECK_EQ(t_rd64(p + 40), (uintptr_t)code1 + 1);
+			CHECK_EQ(t_rd64(p + 48), sizeof(code1));
+			CHECK_EQ(t_rd64(p + 56), index[0]);
 			break;
 		case 4:
 			CHECK_EQ(id, 3); /* JIT_CODE_CLOSE */

@@ -14,22 +14,6 @@
 
 static unsigned char code[8][64];
 
-static uint32_t rd32(const char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t rd64(const char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 /* A line row followed by a field a future library might know. */
 struct line_plus {
 	struct perfinject_line l;
@@ -153,8 +137,8 @@ static void check_jitdump(const char *path)
 	CHECK(buf && len > 40, "read %s", path);
 	if (!buf || len <= 40)
 		return;
-	for (p = buf + 40, end = buf + len; p + 16 <= end; p += rd32(p + 4)) {
-		uint32_t id = rd32(p), size = rd32(p + 4);
+	for (p = buf + 40, end = buf + len; p + 16 <= end; p += t_rd32(p + 4)) {
+		uint32_t id = t_rd32(p), size = t_rd32(p + 4);
 
 		CHECK(size >= 16 && p + size <= end, "torn record");
 		if (size < 16 || p + size > end)
@@ -163,30 +147,30 @@ static void check_jitdump(const char *path)
 			char *e = p + 32;
 
 			CHECK(!debug_addr, "two debug records in a row");
-			debug_addr = rd64(p + 16);
+			debug_addr = t_rd64(p + 16);
 			CHECK_EQ(size % 8, 0);
-			CHECK_EQ(rd64(e), debug_addr);
+			CHECK_EQ(t_rd64(e), debug_addr);
 			if (debug_addr != c4)
 				continue;
 			debug++;
-			CHECK_EQ(rd64(p + 24), 2);
-			CHECK_EQ(rd32(e + 8), 7);	/* innermost: inner.js:7 */
+			CHECK_EQ(t_rd64(p + 24), 2);
+			CHECK_EQ(t_rd32(e + 8), 7);	/* innermost: inner.js:7 */
 			CHECK(!strcmp(e + 16, "inner.js"), "file %s", e + 16);
 			e += 16 + strlen(e + 16) + 1;
-			CHECK_EQ(rd64(e), c4 + 16);
-			CHECK_EQ(rd32(e + 8), 40);
+			CHECK_EQ(t_rd64(e), c4 + 16);
+			CHECK_EQ(t_rd32(e + 8), 40);
 			CHECK(!strcmp(e + 16, "outer.js"), "file %s", e + 16);
 		} else if (id == 4) {	/* JIT_CODE_UNWINDING_INFO */
-			CHECK_EQ(rd64(p + 16), 24 + 8);	/* unwinding_size */
-			CHECK_EQ(rd64(p + 24), 8);	/* eh_frame_hdr_size */
-			CHECK_EQ(rd64(p + 32), 24 + 8);	/* mapped_size */
+			CHECK_EQ(t_rd64(p + 16), 24 + 8);	/* unwinding_size */
+			CHECK_EQ(t_rd64(p + 24), 8);	/* eh_frame_hdr_size */
+			CHECK_EQ(t_rd64(p + 32), 24 + 8);	/* mapped_size */
 			CHECK(!memcmp(p + 40, "EH_FRAME_24_BYTES_OF_CFI", 24) &&
 			      !memcmp(p + 64, "EH_HDR_8", 8), "unwind data");
 			CHECK_EQ(size % 8, 0);
 			pending_unwind = 1;
 			unwind++;
 		} else if (id == 0) {	/* JIT_CODE_LOAD */
-			uint64_t addr = rd64(p + 32);
+			uint64_t addr = t_rd64(p + 32);
 
 			CHECK(!debug_addr || debug_addr == addr,
 			      "debug info of %#llx before the load of %s",

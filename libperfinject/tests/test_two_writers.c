@@ -82,22 +82,6 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-static uint32_t rd32(const char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t rd64(const char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -157,11 +141,11 @@ static void check_jitdump(void)
 	CHECK(buf && len >= 40, "read %s", path);
 	if (!buf || len < 40 || !index || !seen)
 		return;
-	CHECK_EQ(rd32(buf), 0x4A695444);
-	CHECK_EQ(rd32(buf + 8), 40);
-	CHECK_EQ(rd32(buf + 20), getpid());
-	for (p = buf + 40, end = buf + len; p < end; p += rd32(p + 4)) {
-		uint32_t id = rd32(p), size = rd32(p + 4);
+	CHECK_EQ(t_rd32(buf), 0x4A695444);
+	CHECK_EQ(t_rd32(buf + 8), 40);
+	CHECK_EQ(t_rd32(buf + 20), getpid());
+	for (p = buf + 40, end = buf + len; p < end; p += t_rd32(p + 4)) {
+		uint32_t id = t_rd32(p), size = t_rd32(p + 4);
 
 		CHECK(p + 16 <= end && size >= 16 && p + size <= end,
 		      "torn record at %zu", (size_t)(p - buf));
@@ -181,10 +165,10 @@ static void check_jitdump(void)
 			continue;
 		}
 		CHECK(!seen[w * nr_loads + i]++, "twice: %s", p + 56);
-		CHECK_EQ(rd64(p + 32), (uintptr_t)(code +
+		CHECK_EQ(t_rd64(p + 32), (uintptr_t)(code +
 			 ((size_t)w * nr_loads + i) * 16));
 		CHECK_EQ(size, 56 + strlen(p + 56) + 1 + 16);
-		index[loads++] = rd64(p + 48);
+		index[loads++] = t_rd64(p + 48);
 	}
 	CHECK_EQ(loads, total);
 	CHECK_EQ(closes, 1);

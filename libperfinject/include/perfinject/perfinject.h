@@ -327,6 +327,26 @@ PERFINJECT_API int perfinject__batch(struct perfinject *pi,
 				     size_t n);
 
 /*
+ * Turn @backends (PERFINJECT_BACKEND_*) on in a live handle, as a runtime
+ * that is asked at run time to start writing a perf map does, and
+ * describe the code live now to the backends that were off (only to
+ * them). Backends already on stay as they are. Returns 0, -EINVAL,
+ * -EOPNOTSUPP (the kernel backend on a kernel without PR_PERF_JIT_CODE),
+ * or the error of opening a file; the others asked for are on even then
+ * (perfinject__backends() tells). Since 0.2.
+ */
+PERFINJECT_API int perfinject__enable(struct perfinject *pi,
+				      unsigned int backends);
+
+/*
+ * Turn @backends off: their files are closed (the jitdump ends with its
+ * JIT_CODE_CLOSE record if no other writer has it open); the registry
+ * and the other backends go on. Returns 0 or -EINVAL. Since 0.2.
+ */
+PERFINJECT_API int perfinject__disable(struct perfinject *pi,
+				       unsigned int backends);
+
+/*
  * Emit a load for every live entry again, to every active backend: for a
  * profiler that started late. Records sent through PR_PERF_JIT_CODE are
  * not marked PERF_JIT_CODE_FLAGS_SYNTHESIZED (only a profiler's ioctl
