@@ -555,7 +555,7 @@ bool pi_jitdump_fits(uint64_t name_len, uint64_t len,
  */
 static int pi_jitdump_info(struct perfinject *pi, const struct pi_change *c)
 {
-	const struct perfinject_load_opts *o = &c->lopts;
+	const struct perfinject_load_opts *o = c->lo ? c->lo : &pi_no_opts;
 	uint64_t dsize = pi_debug_info_size(o);
 	uint64_t usize = pi_unwinding_info_size(o);
 	const char *row = (const char *)o->lines;

@@ -39,9 +39,15 @@ struct pi_change {
 	uint32_t			name_len;
 	uint64_t			dump_index;
 	struct pi_entry			*add;	/* LOAD, MOVE */
-	/* LOAD: the caller's options, valid during the call. */
+	/*
+	 * LOAD: the caller's options, checked and valid during the call:
+	 * &lopts, or all zero (pi_no_opts) when it gave none.
+	 */
+	const struct perfinject_load_opts *lo;
 	struct perfinject_load_opts	lopts;
 };
+
+extern PI_HIDDEN const struct perfinject_load_opts pi_no_opts;
 
 /* A hash table of entries, by addr or by code_index (under pi->lock). */
 struct pi_slot {

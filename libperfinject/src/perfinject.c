@@ -555,17 +555,23 @@ static bool pi_tail_zero(const void *p, size_t sz, size_t known)
  * Copy the options a caller passed, of whatever size it was built with,
  * into @o, and check them against the code at [@addr, @addr + @len).
  */
+const struct perfinject_load_opts pi_no_opts;
+
+/* Check @opts into *@o; *@lo: @o, or pi_no_opts when there are none. */
 static int pi_load_opts_get(const struct perfinject_load_opts *opts,
 			    uint64_t addr, uint64_t len,
-			    struct perfinject_load_opts *o)
+			    struct perfinject_load_opts *o,
+			    const struct perfinject_load_opts **lo)
 {
 	const char *row;
 	uint64_t prev = addr;
 	size_t i, j;
 
-	memset(o, 0, sizeof(*o));
+	*lo = &pi_no_opts;
 	if (!opts)
 		return 0;
+	*lo = o;
+	memset(o, 0, sizeof(*o));
 	if (opts->sz < PI_LOAD_OPTS_SIZE_VER0 ||
 	    !pi_tail_zero(opts, opts->sz, sizeof(*o)))
 		return -EINVAL;
@@ -607,7 +613,8 @@ static int pi_load_opts_get(const struct perfinject_load_opts *opts,
 }
 
 static int pi_check_op(const struct perfinject_code_op *op,
-		       struct perfinject_load_opts *o, size_t *name_len)
+		       struct perfinject_load_opts *o,
+		       const struct perfinject_load_opts **lo, size_t *name_len)
 {
 	uint64_t end;
 	int err;
@@ -619,11 +626,11 @@ static int pi_check_op(const struct perfinject_code_op *op,
 		if (!op->name || op->new_addr || !op->len ||
 		    __builtin_add_overflow(op->addr, op->len, &end))
 			return -EINVAL;
-		err = pi_load_opts_get(op->opts, op->addr, op->len, o);
+		err = pi_load_opts_get(op->opts, op->addr, op->len, o, lo);
 		if (err)
 			return err;
-		if (o->name_len) {
-			*name_len = o->name_len;
+		if ((*lo)->name_len) {
+			*name_len = (*lo)->name_len;
 			if (*name_len >= PERFINJECT_NAME_MAX)
 				return -ENAMETOOLONG;
 			/* A NUL inside would cut the name short in a record. */
@@ -669,8 +676,9 @@ static int pi_resolve(struct perfinject *pi,
 	uint64_t end;
 	int err;
 
-	memset(c, 0, sizeof(*c));
-	err = pi_check_op(op, &c->lopts, &name_len);
+	/* All but lopts, which only a LOAD with options fills and reads. */
+	memset(c, 0, offsetof(struct pi_change, lopts));
+	err = pi_check_op(op, &c->lopts, &c->lo, &name_len);
 	if (err)
 		return err;
 
@@ -681,14 +689,14 @@ static int pi_resolve(struct perfinject *pi,
 		if (op->code_index && pi_find_index(pi, nr, op->code_index, &v))
 			return -EEXIST;
 		if ((pi->backends & PERFINJECT_BACKEND_JITDUMP) &&
-		    !pi_jitdump_fits(name_len, op->len, &c->lopts))
+		    !pi_jitdump_fits(name_len, op->len, c->lo))
 			return -E2BIG;
 		c->add = pi_entry_new(op->addr, op->len, op->code_index,
 				      op->name, name_len);
 		if (!c->add)
 			return -ENOMEM;
-		c->add->kind = c->lopts.kind;
-		c->add->tier = c->lopts.tier;
+		c->add->kind = c->lo->kind;
+		c->add->tier = c->lo->tier;
 		(*loads)++;
 		c->add->dump_index = pi_dump_index(pi);
 		k->op = PERF_JIT_CODE_LOAD;
@@ -848,12 +856,15 @@ static int pi_run_chunk(struct perfinject *pi,
 	unsigned int nr = 0, loads = 0, i, sent;
 	int err = 0, kerr;
 
-	pi_chunk_begin(pi);
+	/* One operation has no earlier one in its chunk to look up. */
+	if (n > 1)
+		pi_chunk_begin(pi);
 	for (i = 0; i < n; i++) {
 		err = pi_resolve(pi, &ops[i], nr, &loads);
 		if (err)
 			break;
-		pi_chunk_note(pi, nr);
+		if (n > 1)
+			pi_chunk_note(pi, nr);
 		nr++;
 	}
 
