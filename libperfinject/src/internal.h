@@ -102,6 +102,7 @@ struct perfinject {
 	size_t			nr_live;	/* atomic reads */
 	unsigned int		backends;	/* active */
 	bool			publish;	/* in the registry */
+	unsigned long		refs;		/* under default_lock */
 	pid_t			pid;		/* owner of the files */
 	unsigned long		fork_gen;	/* pi_fork_gen at pid */
 	uint32_t		chunk_gen;

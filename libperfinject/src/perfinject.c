@@ -79,6 +79,10 @@ void pi_log(enum perfinject_print_level level, const char *fmt, ...)
 
 /* All handles, so that fork() can take their locks. */
 static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* perfinject__default(): the shared handle, and every handle's refs. */
+static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct perfinject *pi_default;
 static struct perfinject *handles;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
@@ -289,6 +293,7 @@ perfinject__new(const struct perfinject_opts *opts)
 	if (!pi)
 		goto err_out;
 	pthread_mutex_init(&pi->lock, NULL);
+	pi->refs = 1;
 	pi->perfmap.fd = -1;
 	pi->jitdump.fd = -1;
 	pi->publish = !(flags & PERFINJECT_F_NO_REGISTRY);
@@ -345,12 +350,36 @@ err_out:
 	return NULL;
 }
 
+PERFINJECT_API struct perfinject *perfinject__default(void)
+{
+	struct perfinject *pi;
+
+	pthread_mutex_lock(&default_lock);
+	if (pi_default)
+		pi_default->refs++;
+	else
+		pi_default = perfinject__new(NULL);
+	pi = pi_default;
+	pthread_mutex_unlock(&default_lock);
+	return pi;
+}
+
 PERFINJECT_API void perfinject__free(struct perfinject *pi)
 {
 	struct perfinject **pp;
 
 	if (!pi)
 		return;
+	/* The shared handle goes with its last reference. */
+	pthread_mutex_lock(&default_lock);
+	if (--pi->refs) {
+		pthread_mutex_unlock(&default_lock);
+		return;
+	}
+	if (pi == pi_default)
+		pi_default = NULL;
+	pthread_mutex_unlock(&default_lock);
+
 	pthread_mutex_lock(&handles_lock);
 	for (pp = &handles; *pp; pp = &(*pp)->next) {
 		if (*pp == pi) {

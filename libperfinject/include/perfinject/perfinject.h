@@ -148,10 +148,22 @@ PERFINJECT_API struct perfinject *
 perfinject__new(const struct perfinject_opts *opts);
 
 /*
+ * The process's shared handle, for components of one process that share
+ * one (two JITs, a runtime and its extensions, as CPython's
+ * PyUnstable_WritePerfMapEntry() serves): made with the default options
+ * (perfinject__new(NULL)) on the first call; each call takes a reference
+ * that perfinject__free() gives back, and the last one frees it. NULL
+ * with errno set if it cannot be made. Since 0.2.
+ */
+PERFINJECT_API struct perfinject *perfinject__default(void);
+
+/*
  * Unload everything still live (the kernel backend gets the unloads),
  * close the files (the last writer of the jitdump adds JIT_CODE_CLOSE)
  * and free the handle. NULL is ignored. No other
- * call on @pi may run at the same time or later.
+ * call on @pi may run at the same time or later. For the handle of
+ * perfinject__default(), this gives back one reference: the handle goes
+ * with the last, and only that one must not race with other calls.
  */
 PERFINJECT_API void perfinject__free(struct perfinject *pi);
 
