@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -136,4 +137,34 @@ int t_jitdump_count(const char *path, int id, int *last)
 	}
 	free(buf);
 	return n;
+}
+
+pid_t t_start_child(void (*fn)(int ready_fd))
+{
+	int fds[2], status;
+	pid_t pid;
+	char byte;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (!pid) {
+		close(fds[0]);
+		fn(fds[1]);
+		_exit(1);
+	}
+	close(fds[1]);
+	if (read(fds[0], &byte, 1) != 1) {
+		close(fds[0]);
+		waitpid(pid, &status, 0);
+		fprintf(stderr, "child failed to start\n");
+		return -1;
+	}
+	close(fds[0]);
+	return pid;
 }

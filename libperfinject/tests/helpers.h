@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include <perfinject/perfinject.h>
 
@@ -44,6 +45,13 @@ const char *t_tmpdir(void);
 /* Read a whole file; NULL on error. */
 char *t_slurp(const char *path, size_t *len);
 int t_done(void);
+
+/*
+ * Fork a child that runs @fn(fd), which writes a byte to fd once it is
+ * ready and never returns; wait for that byte. The child's pid, or -1
+ * (the child did not start; it has been reaped).
+ */
+pid_t t_start_child(void (*fn)(int ready_fd));
 
 /* Fields of a file in native byte order, at any alignment. */
 static inline uint32_t t_rd32(const char *p)

@@ -121,27 +121,14 @@ static int snap_cb(const struct perfinject_code *c, void *ctx)
 int main(void)
 {
 	uint64_t addr = 0;
-	int fds[2], status, ret, reads = 0, again = 0, whole = 0, s;
+	int status, ret, reads = 0, again = 0, whole = 0, s;
 	long total = 0;
 	struct timespec t0, t;
 	pid_t pid;
-	char byte;
 
-	if (pipe(fds))
-		return T_FAIL;
-	pid = fork();
+	pid = t_start_child(child);
 	if (pid < 0)
 		return T_FAIL;
-	if (!pid) {
-		close(fds[0]);
-		child(fds[1]);
-	}
-	close(fds[1]);
-	if (read(fds[0], &byte, 1) != 1) {
-		waitpid(pid, &status, 0);
-		fprintf(stderr, "child failed to start\n");
-		return T_FAIL;
-	}
 
 	ret = perfinject_registry__find_pid(pid, &addr);
 	CHECK(!ret, "find_pid: %d", ret);

@@ -140,26 +140,13 @@ int main(int argc, char **argv)
 	uint64_t addr = 0, ops0, ops1;
 	struct check k = { 0 };
 	struct timespec t0, t1;
-	int fds[2], status, ret, r;
+	int status, ret, r;
 	unsigned int i, missing;
 	pid_t pid;
-	char byte;
 
-	if (pipe(fds))
-		return T_FAIL;
-	pid = fork();
+	pid = t_start_child(child);
 	if (pid < 0)
 		return T_FAIL;
-	if (!pid) {
-		close(fds[0]);
-		child(fds[1]);
-	}
-	close(fds[1]);
-	if (read(fds[0], &byte, 1) != 1) {
-		waitpid(pid, &status, 0);
-		fprintf(stderr, "child failed to start\n");
-		return T_FAIL;
-	}
 	k.stable = calloc(NR_STABLE, 1);
 	k.seen_churn = calloc(NR_THREADS * PER_THREAD, 1);
 	if (!k.stable || !k.seen_churn)
