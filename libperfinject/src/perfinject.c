@@ -1285,6 +1285,46 @@ PERFINJECT_API int perfinject__find(struct perfinject *pi, uint64_t addr,
 	return e ? 0 : pi_err(-ENOENT);
 }
 
+/* The first published struct perfinject_code_info. */
+#define PI_CODE_INFO_SIZE_VER0 \
+	offsetofend(struct perfinject_code_info, __reserved)
+
+PERFINJECT_API int perfinject__find_info(struct perfinject *pi, uint64_t addr,
+					 struct perfinject_code_info *info,
+					 char *name_buf, size_t name_sz)
+{
+	struct perfinject_code_info out = { 0 };
+	struct pi_entry *e;
+	size_t n;
+
+	if (!pi || !info || info->sz < PI_CODE_INFO_SIZE_VER0 ||
+	    (name_buf && !name_sz))
+		return pi_err(-EINVAL);
+	pthread_mutex_lock(&pi->lock);
+	e = pi_lookup_addr(pi, addr);
+	if (e) {
+		out.addr = e->addr;
+		out.len = e->len;
+		out.code_index = e->code_index;
+		out.kind = e->kind;
+		out.tier = e->tier;
+		out.name_len = e->name_len;
+		if (name_buf) {
+			n = e->name_len < name_sz - 1 ? e->name_len :
+							name_sz - 1;
+			memcpy(name_buf, e->name, n);
+			name_buf[n] = '\0';
+		}
+	}
+	pthread_mutex_unlock(&pi->lock);
+	if (!e)
+		return pi_err(-ENOENT);
+	/* What this library knows, within what the caller has. */
+	out.sz = info->sz;
+	memcpy(info, &out, info->sz < sizeof(out) ? info->sz : sizeof(out));
+	return 0;
+}
+
 PERFINJECT_API size_t perfinject__count(struct perfinject *pi)
 {
 	if (!pi) {

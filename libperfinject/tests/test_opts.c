@@ -7,6 +7,7 @@
  * in the jitdump right before their LOAD; a batch operation with
  * options; perfinject__unload_range().
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -19,6 +20,43 @@ struct line_plus {
 	struct perfinject_line l;
 	uint64_t future;
 };
+
+/*
+ * perfinject__find_info() of "hello" (kind FUNCTION, tier 2) at @addr:
+ * what it knows within sz; a larger struct's tail untouched; a smaller
+ * sz than the first struct refused.
+ */
+static void check_find_info(struct perfinject *pi, uint64_t addr)
+{
+	struct {
+		struct perfinject_code_info i;
+		uint64_t future;
+	} big;
+	struct perfinject_code_info info = { .sz = sizeof(info) };
+	char name[4];
+
+	CHECK_EQ(perfinject__find_info(pi, addr, &info, name, sizeof(name)),
+		 0);
+	CHECK(info.addr == addr && info.len == 64 && info.code_index == 0 &&
+	      info.kind == PERFINJECT_KIND_FUNCTION && info.tier == 2 &&
+	      info.name_len == 5 && info.sz == sizeof(info),
+	      "find_info: %#llx %llu kind %u tier %u name_len %u",
+	      (unsigned long long)info.addr, (unsigned long long)info.len,
+	      info.kind, info.tier, info.name_len);
+	CHECK(!strcmp(name, "hel"), "truncated name %s", name);
+
+	memset(&big, 0xa5, sizeof(big));
+	big.i.sz = sizeof(big);
+	CHECK_EQ(perfinject__find_info(pi, addr, &big.i, NULL, 0), 0);
+	CHECK(big.i.tier == 2 && big.future == 0xa5a5a5a5a5a5a5a5ULL,
+	      "larger struct: tier %u, tail %#llx", big.i.tier,
+	      (unsigned long long)big.future);
+
+	info.sz = offsetof(struct perfinject_code_info, tier);
+	CHECK_EQ(perfinject__find_info(pi, addr, &info, NULL, 0), -EINVAL);
+	info.sz = sizeof(info);
+	CHECK_EQ(perfinject__find_info(pi, addr + 1, &info, NULL, 0), -ENOENT);
+}
 
 static void check_options(struct perfinject *pi)
 {
@@ -52,6 +90,7 @@ static void check_options(struct perfinject *pi)
 		CHECK(!perfinject__find(pi, (uintptr_t)code[0], &found, name,
 					sizeof(name)) && !strcmp(name, "hello"),
 		      "name %s", name);
+		check_find_info(pi, (uintptr_t)code[0]);
 		o.name_len = 6;
 		CHECK_EQ(perfinject__load_opts(pi, "nul\0in", (uintptr_t)code[7],
 					       64, 0, &o), -EINVAL);

@@ -383,6 +383,34 @@ PERFINJECT_API int perfinject__find(struct perfinject *pi, uint64_t addr,
 				    struct perfinject_code *code,
 				    char *name_buf, size_t name_sz);
 
+/*
+ * What perfinject__find_info() tells of a live entry. Set sz to
+ * sizeof(struct perfinject_code_info): the library fills the fields it
+ * knows within sz and leaves the rest as they are, so the struct can
+ * grow. Since 0.2.
+ */
+struct perfinject_code_info {
+	size_t sz;
+	uint64_t addr;
+	uint64_t len;
+	uint64_t code_index;
+	uint32_t kind;		/* enum perfinject_kind */
+	uint32_t tier;
+	uint32_t name_len;	/* of the whole name, without the NUL */
+	uint32_t __reserved;
+};
+
+/*
+ * perfinject__find() with the kind, the tier and the name's length: look
+ * up the live entry starting at @addr; copy its name, truncated and
+ * NUL-terminated, into @name_buf when it is given. -ENOENT if none,
+ * -EINVAL if @info->sz is smaller than the first published struct.
+ * Since 0.2.
+ */
+PERFINJECT_API int perfinject__find_info(struct perfinject *pi, uint64_t addr,
+					 struct perfinject_code_info *info,
+					 char *name_buf, size_t name_sz);
+
 /* Number of live entries. */
 PERFINJECT_API size_t perfinject__count(struct perfinject *pi);
 
