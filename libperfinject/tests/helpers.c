@@ -4,6 +4,8 @@
 #include <linux/perf_event.h>
 #include <stddef.h>
 #include <sys/stat.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -154,6 +156,12 @@ pid_t t_start_child(void (*fn)(int ready_fd))
 		return -1;
 	}
 	if (!pid) {
+		/*
+		 * Never outlive the test: a parent killed (a timeout, a
+		 * closed pipe) would leave its writers spinning.
+		 */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() == 1)
+			_exit(1);
 		close(fds[0]);
 		fn(fds[1]);
 		_exit(1);

@@ -49,7 +49,8 @@ int t_done(void);
 /*
  * Fork a child that runs @fn(fd), which writes a byte to fd once it is
  * ready and never returns; wait for that byte. The child's pid, or -1
- * (the child did not start; it has been reaped).
+ * (the child did not start; it has been reaped). The child is killed
+ * when the test dies.
  */
 pid_t t_start_child(void (*fn)(int ready_fd));
 
