@@ -91,6 +91,7 @@ static inline void br_leave(void)
 enum br_kind {
 	BR_PERFMAP,	/* perf-PID.map: "START SIZE name\n" lines */
 	BR_JITDUMP,	/* jit-PID.dump: header, then framed records */
+	BR_SINK,	/* no-files mode: a side file kept in memory, unread */
 };
 
 /* Longest perf-map line kept; the name in it is cut to BR_NAME_MAX. */
@@ -131,10 +132,12 @@ struct br_stream {
 	bool		checkable;	/* the file offset can be known */
 	bool		appending;	/* O_APPEND: writes go to the end */
 	bool		pwritten;	/* positioned writes: no fd offset */
+	bool		memory;		/* no-files mode: our memfd */
 	char		name[32];	/* basename, for messages */
 	uint64_t	base;		/* file offset of the first byte seen */
 	uint64_t	seen;		/* bytes the parser got */
 	uint64_t	ckpt_seen;	/* seen at the last good self-check */
+	uint64_t	punched;	/* memory: bytes before this freed */
 	struct br_parser parser;
 	struct br_parser ckpt;		/* parser at ckpt_seen */
 };
@@ -177,7 +180,21 @@ static inline struct br_stream *br_find_fd(int fd)
 	return NULL;
 }
 
+/*
+ * No-files mode (PERFINJECT_BRIDGE_NO_FILES=1, set by "perfinject run
+ * --no-files"): the runtime's files, and the side files its perf option
+ * makes, are memory files whose used pages are given back as the bridge
+ * goes. Read once, before main().
+ */
+extern bool br_no_files;
+
+/* br_open_memory()'s answer when @path is not one to keep in memory. */
+#define BR_NOT_MEMORY	(-2)
+
 /* stream.c */
+int br_open_memory(const char *path, int flags);
+FILE *br_fopen_memory(const char *path, const char *mode, bool *done);
+void br_stream_tick(struct br_stream *s, FILE *fp);
 void br_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void br_stream_say(struct br_stream *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -111,6 +111,9 @@ void br_resolve(void)
 /* Before main(); a hook called earlier (another constructor) resolves. */
 __attribute__((constructor)) static void br_init(void)
 {
+	const char *no_files = getenv("PERFINJECT_BRIDGE_NO_FILES");
+
+	br_no_files = no_files && !strcmp(no_files, "1");
 	br_resolve();
 }
 
@@ -136,6 +139,7 @@ static void br_file_end(struct br_stream *s, FILE *fp, const void *data,
 
 	if (len && br_stream_confirm(s, fp, -1)) {
 		br_stream_feed(s, data, len);
+		br_stream_tick(s, fp);
 		pthread_mutex_unlock(&s->lock);
 	}
 	funlockfile(fp);
@@ -159,6 +163,7 @@ static struct br_stream *br_fd_begin(int fd)
 
 static void br_fd_end(struct br_stream *s)
 {
+	br_stream_tick(s, NULL);
 	pthread_mutex_unlock(&s->lock);
 	br_leave();
 }
@@ -180,112 +185,105 @@ static bool br_open_needs_mode(int flags)
 		}							\
 	} while (0)
 
+/*
+ * An open of the family: in no-files mode a file of ours goes to memory
+ * (br_open_memory()); otherwise @call opens it, and the bridge looks.
+ */
+#define BR_OPEN(path, flags, call)					\
+	({								\
+		int __fd = br_open_memory(path, flags);			\
+									\
+		if (__fd == BR_NOT_MEMORY) {				\
+			__fd = (call);					\
+			br_after_open(path, flags, __fd);		\
+		}							\
+		__fd;							\
+	})
+
+#define BR_FOPEN(path, mode, call)					\
+	({								\
+		bool __done;						\
+		FILE *__fp = br_fopen_memory(path, mode, &__done);	\
+									\
+		if (!__done) {						\
+			__fp = (call);					\
+			br_after_fopen(path, mode, __fp);		\
+		}							\
+		__fp;							\
+	})
+
 BR_EXPORT int open(const char *path, int flags, ...)
 {
 	mode_t mode = 0;
-	int fd;
 
 	BR_OPEN_MODE(flags, mode);
-	fd = REAL(open)(path, flags, mode);
-	br_after_open(path, flags, fd);
-	return fd;
+	return BR_OPEN(path, flags, REAL(open)(path, flags, mode));
 }
 
 BR_EXPORT int open64(const char *path, int flags, ...)
 {
 	mode_t mode = 0;
-	int fd;
 
 	BR_OPEN_MODE(flags, mode);
-	fd = REAL(open64)(path, flags, mode);
-	br_after_open(path, flags, fd);
-	return fd;
+	return BR_OPEN(path, flags, REAL(open64)(path, flags, mode));
 }
 
 BR_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 {
 	mode_t mode = 0;
-	int fd;
 
 	BR_OPEN_MODE(flags, mode);
-	fd = REAL(openat)(dirfd, path, flags, mode);
-	br_after_open(path, flags, fd);
-	return fd;
+	return BR_OPEN(path, flags, REAL(openat)(dirfd, path, flags, mode));
 }
 
 BR_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 {
 	mode_t mode = 0;
-	int fd;
 
 	BR_OPEN_MODE(flags, mode);
-	fd = REAL(openat64)(dirfd, path, flags, mode);
-	br_after_open(path, flags, fd);
-	return fd;
+	return BR_OPEN(path, flags, REAL(openat64)(dirfd, path, flags, mode));
 }
 
 BR_EXPORT int __open_2(const char *path, int flags)
 {
-	int fd = REAL(open_2)(path, flags);
-
-	br_after_open(path, flags, fd);
-	return fd;
+	return BR_OPEN(path, flags, REAL(open_2)(path, flags));
 }
 
 BR_EXPORT int __open64_2(const char *path, int flags)
 {
-	int fd = REAL(open64_2)(path, flags);
-
-	br_after_open(path, flags, fd);
-	return fd;
+	return BR_OPEN(path, flags, REAL(open64_2)(path, flags));
 }
 
 BR_EXPORT int __openat_2(int dirfd, const char *path, int flags)
 {
-	int fd = REAL(openat_2)(dirfd, path, flags);
-
-	br_after_open(path, flags, fd);
-	return fd;
+	return BR_OPEN(path, flags, REAL(openat_2)(dirfd, path, flags));
 }
 
 BR_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
 {
-	int fd = REAL(openat64_2)(dirfd, path, flags);
-
-	br_after_open(path, flags, fd);
-	return fd;
+	return BR_OPEN(path, flags, REAL(openat64_2)(dirfd, path, flags));
 }
 
 BR_EXPORT int creat(const char *path, mode_t mode)
 {
-	int fd = REAL(creat)(path, mode);
-
-	br_after_open(path, O_CREAT | O_WRONLY | O_TRUNC, fd);
-	return fd;
+	return BR_OPEN(path, O_CREAT | O_WRONLY | O_TRUNC,
+		       REAL(creat)(path, mode));
 }
 
 BR_EXPORT int creat64(const char *path, mode_t mode)
 {
-	int fd = REAL(creat64)(path, mode);
-
-	br_after_open(path, O_CREAT | O_WRONLY | O_TRUNC, fd);
-	return fd;
+	return BR_OPEN(path, O_CREAT | O_WRONLY | O_TRUNC,
+		       REAL(creat64)(path, mode));
 }
 
 BR_EXPORT FILE *fopen(const char *path, const char *mode)
 {
-	FILE *fp = REAL(fopen)(path, mode);
-
-	br_after_fopen(path, mode, fp);
-	return fp;
+	return BR_FOPEN(path, mode, REAL(fopen)(path, mode));
 }
 
 BR_EXPORT FILE *fopen64(const char *path, const char *mode)
 {
-	FILE *fp = REAL(fopen64)(path, mode);
-
-	br_after_fopen(path, mode, fp);
-	return fp;
+	return BR_FOPEN(path, mode, REAL(fopen64)(path, mode));
 }
 
 BR_EXPORT FILE *freopen(const char *path, const char *mode, FILE *fp)

@@ -343,5 +343,7 @@ int br_parse(struct br_stream *s, const void *data, size_t len)
 
 	if (p->kind == BR_PERFMAP)
 		return br_perfmap_feed(p, data, len);
-	return br_jitdump_feed(p, data, len);
+	if (p->kind == BR_JITDUMP)
+		return br_jitdump_feed(p, data, len);
+	return 0;
 }

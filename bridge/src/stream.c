@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@
 struct br_stream br_streams[BR_MAX_STREAMS];
 unsigned int br_nr_active;
 unsigned int br_nr_slots;
+bool br_no_files;
 
 /* Serialises adding and removing streams (not their use). */
 static pthread_mutex_t br_table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -29,6 +31,9 @@ static bool br_warned_full;
 
 /* Bytes of a stream's buffers: the parser's and the checkpoint's. */
 #define BR_BUF_SIZE	(BR_LINE_MAX + 1)
+
+/* No-files mode: check and free a memory file's pages this often. */
+#define BR_TICK		(256 * 1024)
 
 /* Whether @fd is a tracked file's, whoever asks. */
 static bool br_fd_tracked(int fd)
@@ -274,6 +279,48 @@ out:
 	errno = saved;
 }
 
+/*
+ * After the runtime wrote to a memory file (no-files mode), every
+ * BR_TICK bytes: run the self-check, then give back the pages of what
+ * it confirmed and of what reached the file since. @s is locked, and
+ * so is @fp when the write went through it.
+ */
+void br_stream_tick(struct br_stream *s, FILE *fp)
+{
+	int saved = errno;
+	uint64_t upto;
+	off_t pos;
+
+	if (!s->memory || s->seen - s->ckpt_seen < BR_TICK || s->fd < 0)
+		return;
+	if (s->parser.kind != BR_SINK && !s->failed) {
+		if (fp && s->fp == fp) {
+			br_check_file(s, fp);
+		} else if (!s->fp) {
+			br_check_fd(s);
+			if (!s->failed)
+				br_checkpoint(s);
+		} else {
+			/* The FILE's own writes check it. */
+			return;
+		}
+	}
+	pos = lseek(s->fd, 0, SEEK_CUR);
+	upto = pos < 0 ? 0 : (uint64_t)pos;
+	/* Bytes not yet confirmed may have to be read back. */
+	if (s->parser.kind != BR_SINK && !s->failed &&
+	    upto > s->base + s->ckpt_seen)
+		upto = s->base + s->ckpt_seen;
+	upto &= ~(uint64_t)4095;
+	if (upto > s->punched &&
+	    !fallocate(s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		       s->punched, upto - s->punched))
+		s->punched = upto;
+	if (s->parser.kind == BR_SINK || s->failed)
+		s->ckpt_seen = s->seen;
+	errno = saved;
+}
+
 /* Free a slot; called with br_table_lock and the slot's lock held. */
 static void br_untrack(struct br_stream *s)
 {
@@ -310,6 +357,26 @@ static void br_fork_register(void)
 	pthread_atfork(NULL, NULL, br_atfork_child);
 }
 
+/*
+ * V8's log of an isolate, "isolate-0xADDR-PID-v8.log" (the tail is its
+ * --logfile): Node's --perf-basic-prof and --perf-prof turn it on in the
+ * working directory, and no-files mode keeps it in memory too.
+ */
+static bool br_match_v8_log(const char *base)
+{
+	char pid[16];
+	size_t n;
+
+	if (strncmp(base, "isolate-0x", 10))
+		return false;
+	base += 10;
+	n = strspn(base, "0123456789abcdefABCDEF");
+	if (!n)
+		return false;
+	snprintf(pid, sizeof(pid), "-%d-", getpid());
+	return !strncmp(base + n, pid, strlen(pid));
+}
+
 /* The basename @path must have to be ours: perf-PID.map, jit-PID.dump. */
 static bool br_match(const char *path, enum br_kind *kind, char *name,
 		     size_t name_sz)
@@ -317,7 +384,7 @@ static bool br_match(const char *path, enum br_kind *kind, char *name,
 	const char *base = strrchr(path, '/');
 
 	base = base ? base + 1 : path;
-	if (base[0] != 'p' && base[0] != 'j')
+	if (base[0] != 'p' && base[0] != 'j' && base[0] != 'i')
 		return false;
 	if (!strncmp(base, "perf-", 5)) {
 		*kind = BR_PERFMAP;
@@ -325,6 +392,10 @@ static bool br_match(const char *path, enum br_kind *kind, char *name,
 	} else if (!strncmp(base, "jit-", 4)) {
 		*kind = BR_JITDUMP;
 		snprintf(name, name_sz, "jit-%d.dump", getpid());
+	} else if (br_no_files && br_match_v8_log(base)) {
+		*kind = BR_SINK;
+		snprintf(name, name_sz, "V8 log");
+		return true;
 	} else {
 		return false;
 	}
@@ -356,7 +427,7 @@ static void br_drop_fd(int fd)
  */
 static struct br_stream *br_track(enum br_kind kind, const char *name,
 				  FILE *fp, int fd, bool appending,
-				  int64_t base)
+				  int64_t base, bool memory)
 {
 	struct br_stream *s = NULL;
 	unsigned int i;
@@ -391,6 +462,8 @@ static struct br_stream *br_track(enum br_kind kind, const char *name,
 	s->checkable = base >= 0;
 	s->appending = appending;
 	s->pwritten = false;
+	s->memory = memory;
+	s->punched = 0;
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	s->base = base >= 0 ? base : 0;
 	s->seen = 0;
@@ -453,11 +526,96 @@ void br_after_open(const char *path, int flags, int fd)
 		base = fstat(fd, &st) ? -1 : st.st_size;
 	else
 		base = lseek(fd, 0, SEEK_CUR);
-	br_track(kind, name, NULL, fd, flags & O_APPEND, base);
+	br_track(kind, name, NULL, fd, flags & O_APPEND, base, false);
 out:
 	pthread_mutex_unlock(&br_table_lock);
 	br_leave();
 	errno = saved;
+}
+
+/*
+ * No-files mode: a memory file in place of the file @path names, tracked
+ * from the start, or -1 (a message said why). Called with br_table_lock
+ * held, inside br_enter().
+ */
+static int br_memfd(const char *path, bool cloexec, bool appending,
+		    const char *name)
+{
+	int fd = memfd_create(name, cloexec ? MFD_CLOEXEC : 0);
+
+	if (fd < 0) {
+		br_say("cannot keep %s in memory (%s); writing %s", name,
+		       strerror(errno), path);
+		return -1;
+	}
+	if (appending)
+		fcntl(fd, F_SETFL, O_APPEND);
+	if (br_nr_active)
+		br_drop_fd(fd);
+	return fd;
+}
+
+/*
+ * Before the open family: in no-files mode, a file of ours opened for
+ * writing becomes a memory file. Returns its fd, or BR_NOT_MEMORY: open
+ * @path as asked.
+ */
+int br_open_memory(const char *path, int flags)
+{
+	int saved = errno, fd = BR_NOT_MEMORY;
+	enum br_kind kind;
+	char name[32];
+
+	if (!br_no_files || br_busy || !path || !br_write_flags(flags) ||
+	    !br_match(path, &kind, name, sizeof(name)))
+		return BR_NOT_MEMORY;
+	br_enter();
+	pthread_mutex_lock(&br_table_lock);
+	fd = br_memfd(path, flags & O_CLOEXEC, flags & O_APPEND, name);
+	if (fd >= 0)
+		br_track(kind, name, NULL, fd, flags & O_APPEND, 0, true);
+	else
+		fd = BR_NOT_MEMORY;
+	pthread_mutex_unlock(&br_table_lock);
+	br_leave();
+	errno = saved;
+	return fd;
+}
+
+/*
+ * The same before fopen() and fopen64(): @done says whether the call is
+ * made, and then the memory file's FILE, or NULL with errno set, is the
+ * result.
+ */
+FILE *br_fopen_memory(const char *path, const char *mode, bool *done)
+{
+	int saved = errno, fd;
+	enum br_kind kind;
+	char name[32];
+	FILE *fp = NULL;
+
+	*done = false;
+	if (!br_no_files || br_busy || !path || !br_write_mode(mode) ||
+	    !br_match(path, &kind, name, sizeof(name)))
+		return NULL;
+	br_resolve();
+	br_enter();
+	pthread_mutex_lock(&br_table_lock);
+	fd = br_memfd(path, strchr(mode, 'e'), mode[0] == 'a', name);
+	if (fd >= 0) {
+		*done = true;
+		fp = br_real.fdopen(fd, mode);
+		if (fp) {
+			br_track(kind, name, fp, fd, mode[0] == 'a', 0, true);
+		} else {
+			saved = errno;
+			br_real.close(fd);
+		}
+	}
+	pthread_mutex_unlock(&br_table_lock);
+	br_leave();
+	errno = saved;
+	return fp;
 }
 
 /* After fopen(), fopen64(), freopen(), freopen64() returned @fp. */
@@ -477,7 +635,8 @@ void br_after_fopen(const char *path, const char *mode, FILE *fp)
 		br_drop_fd(fd);
 	if (path && br_write_mode(mode) &&
 	    br_match(path, &kind, name, sizeof(name)))
-		br_track(kind, name, fp, fd, mode[0] == 'a', ftello(fp));
+		br_track(kind, name, fp, fd, mode[0] == 'a', ftello(fp),
+			 false);
 	pthread_mutex_unlock(&br_table_lock);
 	br_leave();
 	errno = saved;
@@ -502,7 +661,7 @@ static void br_track_fd_path(int fd, FILE *fp)
 	path[n] = '\0';
 	if (br_match(path, &kind, name, sizeof(name)))
 		br_track(kind, name, fp, fd, fcntl(fd, F_GETFL) & O_APPEND,
-			 ftello(fp));
+			 ftello(fp), false);
 }
 
 /* After fdopen(): the FILE writes the tracked fd's file. */

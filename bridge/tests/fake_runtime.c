@@ -1744,6 +1744,156 @@ static void mode_inert(void)
 	test_end();
 }
 
+/*
+ * No-files mode (PERFINJECT_BRIDGE_NO_FILES=1): the runtime's files and
+ * V8's log are memory files, forwarded as ever; the pages of what the
+ * bridge has read go back, so memory stays bounded however much the
+ * runtime writes. Run with the bridge only.
+ */
+#define NOFILES_SLOTS	1000
+#define NOFILES_BOUND	(1024 * 1024)
+
+static void nofiles_check(const char *path, int fd, const char *memname,
+			  uint64_t size)
+{
+	char link[64], target[PATH_MAX], want[64];
+	struct stat st;
+	ssize_t n;
+
+	CHECK(access(path, F_OK) && errno == ENOENT, "%s exists", path);
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, target, sizeof(target) - 1);
+	target[n > 0 ? n : 0] = '\0';
+	snprintf(want, sizeof(want), "/memfd:%s (deleted)", memname);
+	CHECK(!strcmp(target, want), "fd %d is %s, want %s", fd, target, want);
+	CHECK(!fstat(fd, &st), "fstat");
+	CHECK((uint64_t)st.st_size == size, "size %lld, wrote %llu",
+	      (long long)st.st_size, (unsigned long long)size);
+	CHECK((uint64_t)st.st_blocks * 512 <= NOFILES_BOUND,
+	      "%s holds %llu bytes of memory after %llu written", memname,
+	      (unsigned long long)st.st_blocks * 512,
+	      (unsigned long long)size);
+}
+
+static void mode_nofiles(void)
+{
+	const char *env = getenv("PERFINJECT_BRIDGE_NO_FILES");
+	struct sink s = { .fd = -1 };
+	struct model here = { 0 };
+	char name[128], memname[64], *path;
+	uint64_t size = 0;
+	void *marker;
+	FILE *other;
+	int i, n;
+
+	test_begin("environment");
+	CHECK(bridged && env && !strcmp(env, "1"),
+	      "run with the bridge and PERFINJECT_BRIDGE_NO_FILES=1");
+	test_end();
+	if (test_failures)
+		return;
+
+	/* V8's --perf-basic-prof: fopen, line-buffered, vfprintf. */
+	test_begin("map-in-memory");
+	path = strdup(path_of("nofiles", "perf-%d.map", getpid()));
+	s.fp = wp_fopen(path, "w+");
+	CHECK(s.fp, "fopen: %s", strerror(errno));
+	if (!s.fp)
+		goto map_done;
+	setvbuf(s.fp, NULL, _IOLBF, 0);
+	for (i = 0; i < 50000; i++) {
+		uint64_t addr = CODE(20, (i % NOFILES_SLOTS) * 0x100);
+
+		snprintf(name, sizeof(name), "JS:*gen_%d /app/z.js:1:1", i);
+		n = put_line_printf(&s, W_VFPRINTF, styles[0], addr, 0x80,
+				    name);
+		CHECK(!n, "vfprintf failed");
+		size += snprintf(NULL, 0, styles[0], addr, 0x80UL, name);
+		model_load(&here, addr, 0x80, name);
+	}
+	EXPECT(&here, "50,000 lines in 1,000 places");
+	snprintf(memname, sizeof(memname), "perf-%d.map", getpid());
+	nofiles_check(path, fileno(s.fp), memname, size);
+	CHECK(!wp_fclose(s.fp), "fclose");
+	EXPECT(&here, "fclose");
+map_done:
+	free(path);
+	test_end();
+
+	/* V8's --perf-prof: open, the marker mapping, fdopen, fwrite. */
+	test_begin("jitdump-in-memory");
+	path = strdup(path_of("nofiles", "jit-%d.dump", getpid()));
+	s.fd = wp_open(path, O_CREAT | O_TRUNC | O_RDWR, 0666);
+	CHECK(s.fd >= 0, "open: %s", strerror(errno));
+	if (s.fd < 0)
+		goto dump_done;
+	marker = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, s.fd,
+		      0);
+	CHECK(marker != MAP_FAILED, "marker mmap: %s", strerror(errno));
+	s.fp = wp_fdopen(s.fd, "w+");
+	jit_header(&s, W_FWRITE, 0, 1, &here);
+	size = sizeof(struct jheader);
+	for (i = 0; i < 20000; i++) {
+		uint64_t addr = CODE(21, (i % NOFILES_SLOTS) * 0x100);
+
+		snprintf(name, sizeof(name), "JS:*jit_%d /app/z.js:1:1", i);
+		jit_load(&s, W_FWRITE, addr, 0x80, name, sizeof(code_bytes), 1,
+			 NULL);
+		size += sizeof(struct jload) + strlen(name) + 1 +
+			sizeof(code_bytes);
+		model_load(&here, addr, 0x80, name);
+	}
+	CHECK(!wp_fflush(s.fp), "fflush");
+	EXPECT(&here, "20,000 records in 1,000 places");
+	snprintf(memname, sizeof(memname), "jit-%d.dump", getpid());
+	nofiles_check(path, s.fd, memname, size);
+	CHECK(!wp_fclose(s.fp), "fclose");
+	if (marker != MAP_FAILED)
+		munmap(marker, 4096);
+dump_done:
+	free(path);
+	test_end();
+
+	/* V8's log of an isolate, which its perf options turn on. */
+	test_begin("v8-log-in-memory");
+	snprintf(name, sizeof(name), "isolate-0x5599aabb-%d-v8.log", getpid());
+	path = strdup(path_of("nofiles", name, 0));
+	s.fp = wp_fopen(path, "w");
+	CHECK(s.fp, "fopen: %s", strerror(errno));
+	if (s.fp) {
+		static const char ev[] = "new,MemoryChunk,0x2225c3300000,262144\n";
+
+		for (size = 0; size < 8 * NOFILES_BOUND; size += sizeof(ev) - 1)
+			CHECK(!wp_put_file(s.fp, W_FPUTS, ev, sizeof(ev) - 1),
+			      "fputs");
+		fflush(s.fp);
+		nofiles_check(path, fileno(s.fp), "V8 log", size);
+		wp_fclose(s.fp);
+	}
+	free(path);
+	test_end();
+
+	/* Other files, and another process's log, are files as ever. */
+	test_begin("others-on-disk");
+	snprintf(name, sizeof(name), "isolate-0x5599aabb-%d-v8.log",
+		 getpid() + 1);
+	path = strdup(path_of("nofiles", name, 0));
+	other = wp_fopen(path, "w");
+	CHECK(other && !access(path, F_OK), "%s not on disk", path);
+	if (other)
+		wp_fclose(other);
+	free(path);
+	path = strdup(path_of("nofiles", "perf-%d.txt", getpid()));
+	other = wp_fopen(path, "w");
+	CHECK(other && !access(path, F_OK), "%s not on disk", path);
+	if (other)
+		wp_fclose(other);
+	free(path);
+	EXPECT(&here, "others");
+	test_end();
+	model_clear(&here);
+}
+
 /* Print a jitdump's header and records, one per line, in hex. */
 static int canon(const char *path)
 {
@@ -1780,6 +1930,7 @@ int main(int argc, char **argv)
 		{ "selfcheck", mode_selfcheck },
 		{ "hostile", mode_hostile },
 		{ "inert", mode_inert },
+		{ "nofiles", mode_nofiles },
 	};
 	size_t i;
 

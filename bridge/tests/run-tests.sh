@@ -126,5 +126,20 @@ for mode in seq threads reentry selfcheck hostile inert; do
 		"$(head -n 20 <<<"$d")"
 done
 
+# No-files mode: the same files in memory, and nothing on disk.
+nf=$work/nofiles
+mkdir -p "$nf"
+PERFINJECT_BRIDGE_NO_FILES=1 LD_PRELOAD=$bridge timeout "${TIMEOUT:-120}" \
+	"$fake" nofiles "$nf/files" bridge >"$nf/out" 2>"$nf/err"
+rc=$?
+grep -E '^  (PASS|FAIL)  ' "$nf/out" | grep -v '/bridge-present$'
+pass=$((pass + $(grep -c '^  PASS  ' "$nf/out")))
+fail=$((fail + $(grep -c '^  FAIL  ' "$nf/out")))
+grep -q '^  FAIL  ' "$nf/out" && grep -vE '^  (PASS|FAIL)  ' "$nf/out" | head -n 30
+[ $rc -ne 0 ] && ! grep -q '^  FAIL  ' "$nf/out" &&
+	result "nofiles/exit" 1 "exit status $rc; $(tail -n 5 "$nf/err")"
+said=$(grep -v 'libperfinject: kernel backend off' "$nf/err")
+result "nofiles/stderr-quiet" "$([ -z "$said" ]; echo $?)" "$said"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
