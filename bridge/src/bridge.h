@@ -221,8 +221,8 @@ void br_parser_copy(struct br_parser *dst, const struct br_parser *src);
 int br_parse(struct br_stream *s, const void *data, size_t len);
 
 /* ranges.c */
-int br_ranges_load(const char *name, size_t name_len, uint64_t addr,
-		   uint64_t len);
+int br_ranges_load(enum br_kind kind, const char *name, size_t name_len,
+		   uint64_t addr, uint64_t len);
 int br_ranges_move(uint64_t old_addr, uint64_t new_addr);
 void br_ranges_atfork_child(void);
 

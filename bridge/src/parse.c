@@ -111,7 +111,8 @@ static int br_emit_load(struct br_parser *p, const char *name,
 		name_len = BR_NAME_MAX;
 	if (!name_len || !len || addr + len < addr)
 		return 0;
-	return br_refused(p, br_ranges_load(name, name_len, addr, len));
+	return br_refused(p, br_ranges_load(p->kind, name, name_len, addr,
+					     len));
 }
 
 static bool br_ishex(char c)

@@ -29,6 +29,7 @@ struct br_range {
 	uint64_t	name_hash;
 	uint32_t	name_len;
 	uint32_t	prio;
+	enum br_kind	kind;		/* the file that described it */
 };
 
 /* Ranges are carved from blocks, so a load costs no malloc(). */
@@ -366,8 +367,8 @@ static bool br_same_name(uint64_t addr, const char *name, size_t name_len)
  * will not take this entry (a range past the end of user space), which
  * concerns this entry only.
  */
-int br_ranges_load(const char *name, size_t name_len, uint64_t addr,
-		   uint64_t len)
+int br_ranges_load(enum br_kind kind, const char *name, size_t name_len,
+		   uint64_t addr, uint64_t len)
 {
 	uint64_t hash = br_hash(name, name_len);
 	struct br_range *same, *r = NULL;
@@ -387,9 +388,18 @@ int br_ranges_load(const char *name, size_t name_len, uint64_t addr,
 	err = br_handle();
 	if (err)
 		goto out;
+	/*
+	 * The same range again is the same code when its name is the same,
+	 * or when the other file describes it: a runtime that writes both
+	 * (Erlang's +JPperf true) names it in each, and not always alike
+	 * ("$m:f/1" in the map, "m:f/1" in the jitdump). The first name
+	 * stays.
+	 */
 	same = br_lookup(addr);
-	if (same && same->len == len && same->name_len == name_len &&
-	    same->name_hash == hash && br_same_name(addr, name, name_len))
+	if (same && same->len == len &&
+	    (same->kind != kind ||
+	     (same->name_len == name_len && same->name_hash == hash &&
+	      br_same_name(addr, name, name_len))))
 		goto out;
 	r = br_range_new();
 	err = r ? br_overlaps(&b, addr, len, NULL) : -ENOMEM;
@@ -403,6 +413,7 @@ int br_ranges_load(const char *name, size_t name_len, uint64_t addr,
 	r->len = len;
 	r->name_hash = hash;
 	r->name_len = name_len;
+	r->kind = kind;
 	br_insert(r);
 	goto out;
 out_free:

@@ -808,8 +808,8 @@ static void t_jit_fd_calls(void)
 static void t_both_files(void)
 {
 	struct sink map = { .fd = -1 }, dump = { .fd = -1 };
+	char name[64], dname[64];
 	uint64_t changes;
-	char name[64];
 	int i;
 
 	test_begin("both-files-same-ranges");
@@ -818,20 +818,29 @@ static void t_both_files(void)
 	jit_header(&dump, W_FWRITE, 0, 1, &live);
 	CHECK(!wp_fflush(dump.fp), "fflush");
 	for (i = 0; i < 24; i++) {
+		/* OTP 25's names: "$m:f/A" in the map, "m:f/A" in the dump. */
 		snprintf(name, sizeof(name), "$mod%d:fun/%d", i / 8, i % 3);
+		snprintf(dname, sizeof(dname), "%s", i % 2 ? name : name + 1);
 		map_line(&map, W_FPRINTF, 2, CODE(8, i * 0x80), 0x80, name, 1,
 			 &live);
 		changes = registry_changes();
-		jit_load(&dump, W_FWRITE, CODE(8, i * 0x80), 0x80, name, 16, 1,
-			 &live);
+		jit_load(&dump, W_FWRITE, CODE(8, i * 0x80), 0x80, dname, 16,
+			 1, NULL);
 		CHECK(registry_changes() == changes,
 		      "the jitdump's copy of %s changed the registry", name);
+		EXPECT(&live, dname);
 		/* A module ends: Erlang flushes both. */
 		if (i % 8 == 7) {
 			CHECK(!wp_fflush(map.fp), "fflush");
 			CHECK(!wp_fflush(dump.fp), "fflush");
 		}
 	}
+	/* New code where old code was: each file's copy, one change. */
+	map_line(&map, W_FPRINTF, 2, CODE(8, 0), 0x80, "$mod9:new/0", 1, &live);
+	changes = registry_changes();
+	jit_load(&dump, W_FWRITE, CODE(8, 0), 0x80, "mod9:new/0", 16, 1, NULL);
+	CHECK(registry_changes() == changes, "the jitdump's copy changed it");
+	EXPECT(&live, "new code in both files");
 	CHECK(!wp_fclose(map.fp), "fclose");
 	CHECK(!wp_fclose(dump.fp), "fclose");
 	test_end();
