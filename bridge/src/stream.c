@@ -288,7 +288,7 @@ out:
 void br_stream_tick(struct br_stream *s, FILE *fp)
 {
 	int saved = errno;
-	uint64_t upto;
+	uint64_t limit;
 	off_t pos;
 
 	if (!s->memory || s->seen - s->ckpt_seen < BR_TICK || s->fd < 0)
@@ -306,16 +306,16 @@ void br_stream_tick(struct br_stream *s, FILE *fp)
 		}
 	}
 	pos = lseek(s->fd, 0, SEEK_CUR);
-	upto = pos < 0 ? 0 : (uint64_t)pos;
+	limit = pos < 0 ? 0 : (uint64_t)pos;
 	/* Bytes not yet confirmed may have to be read back. */
 	if (s->parser.kind != BR_SINK && !s->failed &&
-	    upto > s->base + s->ckpt_seen)
-		upto = s->base + s->ckpt_seen;
-	upto &= ~(uint64_t)4095;
-	if (upto > s->punched &&
+	    limit > s->base + s->ckpt_seen)
+		limit = s->base + s->ckpt_seen;
+	limit &= ~(uint64_t)4095;
+	if (limit > s->punched &&
 	    !fallocate(s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		       s->punched, upto - s->punched))
-		s->punched = upto;
+		       s->punched, limit - s->punched))
+		s->punched = limit;
 	if (s->parser.kind == BR_SINK || s->failed)
 		s->ckpt_seen = s->seen;
 	errno = saved;
