@@ -266,6 +266,21 @@ static int check_executable(const char *path, char *interp, size_t interp_sz,
 /* ---- asking the runtime ---- */
 
 /*
+ * A runtime asked its version with its perf option on may open its perf
+ * map all the same (Mono does): an empty one of the asking is removed.
+ */
+static void forget_probe(pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+	if (!lstat(path, &st) && S_ISREG(st.st_mode) && !st.st_size &&
+	    st.st_uid == geteuid())
+		unlink(path);
+}
+
+/*
  * Run @argv with @env_name=@env_value (unset if NULL) and the bridge's
  * variables out of the way; its first line of output goes to @out. The
  * exit status, or -1 if it could not run or took too long.
@@ -329,7 +344,10 @@ static int ask(char *const argv[], const char *env_name, const char *env_value,
 		waitpid(pid, &status, 0);
 		return -1;
 	}
-	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+	if (waitpid(pid, &status, 0) < 0)
+		return -1;
+	forget_probe(pid);
+	if (!WIFEXITED(status))
 		return -1;
 	return WEXITSTATUS(status);
 }

@@ -115,9 +115,14 @@ chmod +x "$work/app"
 expect node-script 0 'Node.js v20.20.2' -- run -- "$work/app"
 
 # Mono.
-standin mono '[ "$1" = --version ] && { case "$MONO_ENV_OPTIONS" in --jitmap) echo "Mono JIT compiler version 6.8.0.105 (Debian 6.8.0.105+dfsg-3.3)"; exit 0;; esac; exit 1; }'
+# Like Mono, the stand-in opens its (empty) perf map even for --version.
+standin mono '[ "$1" = --version ] && { case "$MONO_ENV_OPTIONS" in --jitmap) : >/tmp/perf-$$.map; echo $$ >'"$work"'/mono-pid; echo "Mono JIT compiler version 6.8.0.105 (Debian 6.8.0.105+dfsg-3.3)"; exit 0;; esac; exit 1; }'
 expect mono-plan 0 'Mono 6.8.0.105 with MONO_ENV_OPTIONS="--jitmap"' -- \
 	run -- mono app.exe
+mpid=$(cat "$work/mono-pid" 2>/dev/null)
+result mono-probe-leaves-no-map "$([ -n "$mpid" ] && [ ! -e "/tmp/perf-$mpid.map" ]; echo $?)" \
+	"/tmp/perf-$mpid.map is left behind"
+rm -f "/tmp/perf-$mpid.map"
 result mono-options "$([ "$(got MONO_ENV_OPTIONS)" = --jitmap ]; echo $?)" \
 	"MONO_ENV_OPTIONS=$(got MONO_ENV_OPTIONS)"
 expect mono-no-jitdump 2 'no jitdump option of Mono' -- run -j -- mono app.exe
