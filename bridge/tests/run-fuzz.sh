@@ -1,0 +1,74 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# run-fuzz.sh FUZZER SECONDS [CORPUS]: run the bridge's parser fuzzer
+# (tests/fuzz_parse.c) for SECONDS from a corpus of seeds: perf-map lines
+# and jitdump records written here, and the first 4 KiB of a real perf
+# map and jitdump of Node.js when node is installed. CORPUS (default: a
+# temporary folder) keeps what the fuzzer finds, for a longer run to go
+# on from. Prints the fuzzer's last lines and "fuzz: N runs in S s, 0
+# crashes"; exits non-zero on a crash, a leak, a timeout or memory past
+# 1 GiB, and copies the input that did it (crash-*, leak-*, timeout-*,
+# oom-*) beside FUZZER, in fuzz-artifacts/.
+
+fuzzer=$1 seconds=$2 corpus=${3:-}
+[ -x "$fuzzer" ] && [ "$seconds" -gt 0 ] 2>/dev/null ||
+	{ echo "usage: $0 FUZZER SECONDS [CORPUS]" >&2; exit 2; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/perfinject-fuzz.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+corpus=${corpus:-$work/corpus}
+mkdir -p "$corpus" "$work/seeds"
+
+# Byte 0 of an input: bit 0 the format (0 perf map, 1 jitdump).
+{ printf '\x00'; printf '%s\n' \
+	'7f0000001000 100 JS:*foo /srv/a.js:1:2' \
+	'7f0000001000 100 JS:*bar /srv/a.js:3:2' \
+	'0x00007f0000002000 0x0000000000000040 $m:f/1 name with spaces' \
+	'7f0000001080 200 Builtin:over-two'; printf '7f0000003000 10 cut'; } \
+	>"$work/seeds/map"
+python3 - "$work/seeds/jitdump" <<'PY'
+import struct, sys
+pid = 4242
+out = b'\x01' + struct.pack('<IIIIIIQQ', 0x4A695444, 1, 40, 62, 0, pid, 1, 0)
+def rec(id_, body):
+    return struct.pack('<IIQ', id_, 16 + len(body), 2) + body
+def load(addr, size, idx, name, code=b'\x55\x48\x89\xe5\xc3'):
+    return rec(0, struct.pack('<IIQQQQ', pid, pid, addr, addr, size, idx) + name + b'\0' + code)
+out += load(0x7f0000001000, 0x100, 1, b'JS:*foo')
+out += rec(4, struct.pack('<QQQ', 16, 16, 0) + b'\0' * 16)
+out += rec(2, struct.pack('<QQ', 0x7f0000001000, 1) + struct.pack('<QII', 0x7f0000001000, 3, 7) + b'a.js\0')
+out += load(0x7f0000001080, 0x100, 2, b'JS:*over')
+out += rec(1, struct.pack('<IIQQQQQ', pid, pid, 0x7f0000002000, 0x7f0000001080, 0x7f0000002000, 0x100, 2))
+out += rec(3, b'')
+open(sys.argv[1], 'wb').write(out)
+PY
+if command -v node >/dev/null; then
+	(cd "$work" && node --perf-basic-prof -e 'function f(){}; f()' &&
+		node --perf-prof -e 'function f(){}; f()') >/dev/null 2>&1
+	for f in /tmp/perf-*.map "$work"/jit-*.dump; do
+		[ -f "$f" ] && [ "$f" -nt "$work/seeds/map" ] || continue
+		case $f in
+		*.map) { printf '\x00'; head -c 4096 "$f"; } >"$work/seeds/node-map" ;;
+		*.dump) { printf '\x01'; head -c 4096 "$f"; } >"$work/seeds/node-jitdump" ;;
+		esac
+		[ "${f#/tmp/perf-}" != "$f" ] && rm -f "$f"
+	done
+fi
+
+"$fuzzer" -max_total_time="$seconds" -rss_limit_mb=1024 -timeout=10 \
+	-max_len=8192 -print_final_stats=1 -artifact_prefix="$work/" \
+	"$corpus" "$work/seeds" >"$work/log" 2>&1
+rc=$?
+runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log")
+if [ $rc -ne 0 ]; then
+	grep -vE '^(#|INFO|stat::)' "$work/log" | tail -n 40
+	for a in "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-*; do
+		[ -f "$a" ] || continue
+		keep=$(dirname "$fuzzer")/fuzz-artifacts
+		mkdir -p "$keep" && cp "$a" "$keep/" &&
+			echo "fuzz: the input is in $keep/$(basename "$a")"
+	done
+	echo "fuzz: FAILED after ${runs:-?} runs"
+	exit 1
+fi
+echo "fuzz: ${runs:-?} runs in $seconds s of the parsers, whole and cut, 0 crashes ($(ls "$work/seeds" | wc -l) seeds)"
