@@ -137,6 +137,9 @@ static int pi_read_chunks(pid_t pid, struct pi_snapshot *s, char *dst,
 	uint64_t i;
 	int err;
 
+	/* An empty registry: no table, and nothing to read. */
+	if (!nr_chunks)
+		return 0;
 	err = pi_grow((void **)&s->iov, &s->iov_cap,
 		      2 * nr_chunks * sizeof(*s->iov));
 	if (err)
@@ -251,7 +254,8 @@ static int pi_read_once(pid_t pid, uint64_t desc_addr, struct pi_snapshot *s,
 			(void *)(uintptr_t)e->name, e->name_len };
 		n++;
 	}
-	err = pi_peekv(pid, s->iov, s->iov + nr_names, nr_names);
+	/* No names (an empty registry) is no table to point into. */
+	err = nr_names ? pi_peekv(pid, s->iov, s->iov + nr_names, nr_names) : 0;
 	if (err == -EFAULT) {
 		/* A name went with its entry: find which, one by one. */
 		for (i = 0, n = 0; i < slots; i++) {
