@@ -307,6 +307,23 @@ static int pi_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/*
+ * The last write to @fd got only @torn bytes of its record into the file
+ * before the file system refused the rest (the disk is full, a quota, a
+ * file size limit): cut them off, so that the file ends with a whole line
+ * or record, as perf must read it. Nothing can have been appended after
+ * them: the writes of every other writer fail the same way.
+ */
+static void pi_cut_torn(int fd, size_t torn)
+{
+	struct stat st;
+
+	if (torn && !fstat(fd, &st) && (uint64_t)st.st_size >= torn &&
+	    ftruncate(fd, st.st_size - torn))
+		pi_warn("cannot cut a torn record off the file: %s\n",
+			strerror(errno));
+}
+
 static int pi_buf_reserve(struct pi_buf *b, size_t more)
 {
 	size_t cap;
@@ -501,12 +518,16 @@ static void pi_perfmap_emit(struct perfinject *pi, const struct pi_change *chg,
 	do {
 		n = write(pi->perfmap.fd, pi->out.data, pi->out.len);
 	} while (n < 0 && errno == EINTR);
-	if (n < 0)
-		pi_warn("perf-map: %u lines not written: %s\n", nr,
-			strerror(errno));
-	else if ((size_t)n < pi->out.len)
-		/* A short write leaves a torn line: stop writing the file. */
-		pi_perfmap_stop(pi, "short write", -EIO);
+	if (n >= 0 && (size_t)n == pi->out.len)
+		return;
+	/*
+	 * The file would miss lines from here on, and perf cannot tell: say
+	 * so once and stop writing it, after cutting off a torn line.
+	 */
+	err = n < 0 ? -errno : -ENOSPC;
+	if (n > 0)
+		pi_cut_torn(pi->perfmap.fd, n);
+	pi_perfmap_stop(pi, "a write failed", err);
 }
 
 /* Bytes of the DEBUG_INFO record for @o's line table; 0: none. */
@@ -632,29 +653,31 @@ static void pi_jitdump_stop(struct perfinject *pi, const char *why, int err)
  * 0 when the record is whole again.
  */
 static int pi_jitdump_complete(struct perfinject *pi, const struct iovec *iov,
-			       int nr_iov, size_t done, size_t size)
+			       int nr_iov, size_t *done, size_t size)
 {
 	static const char zeros[4096];
 	size_t off = 0, len;
 	int i, err;
 
 	for (i = 0; i < nr_iov - 1; i++) {
-		if (done < off + iov[i].iov_len) {
+		if (*done < off + iov[i].iov_len) {
+			len = off + iov[i].iov_len - *done;
 			err = pi_write_all(pi->jitdump.fd,
-					   (char *)iov[i].iov_base + done - off,
-					   off + iov[i].iov_len - done);
+					   (char *)iov[i].iov_base + *done - off,
+					   len);
 			if (err)
 				return err;
-			done = off + iov[i].iov_len;
+			*done += len;
 		}
 		off += iov[i].iov_len;
 	}
-	while (done < size) {
-		len = size - done < sizeof(zeros) ? size - done : sizeof(zeros);
+	while (*done < size) {
+		len = size - *done < sizeof(zeros) ? size - *done :
+		      sizeof(zeros);
 		err = pi_write_all(pi->jitdump.fd, zeros, len);
 		if (err)
 			return err;
-		done += len;
+		*done += len;
 	}
 	return 0;
 }
@@ -675,6 +698,7 @@ static int pi_jitdump_record(struct perfinject *pi, const struct pi_change *c,
 	struct iovec iov[4];
 	int nr_iov = 1, err;
 	uint64_t size;
+	size_t done;
 	ssize_t n;
 
 	if (k->op == PERF_JIT_CODE_LOAD) {
@@ -729,18 +753,25 @@ static int pi_jitdump_record(struct perfinject *pi, const struct pi_change *c,
 	} while (n < 0 && errno == EINTR);
 	if ((uint64_t)n == size)
 		return 0;
-	if (n < 0 && errno != EFAULT) {
-		/* Nothing written: the file is still sound. */
-		pi_warn("jitdump: record at %#llx not written: %s\n",
-			(unsigned long long)k->addr, strerror(errno));
-		return 0;
+	/* Nothing written: the file is sound, but would miss this record. */
+	if (n < 0 && errno != EFAULT)
+		return -errno;
+	/*
+	 * Short, or EFAULT: the code is not readable (the rest goes in as
+	 * zeros), or the file system refused the rest (then so it does the
+	 * zeros, and the torn record is cut off).
+	 */
+	done = n < 0 ? 0 : n;
+	err = pi_jitdump_complete(pi, iov, nr_iov, &done, size);
+	if (err) {
+		pi_cut_torn(pi->jitdump.fd, done);
+		return err;
 	}
-	if (n < 0 || k->op == PERF_JIT_CODE_LOAD)
+	if (k->op == PERF_JIT_CODE_LOAD)
 		pi_warn("jitdump: code at %#llx (%llu bytes) not readable: written as zeros\n",
 			(unsigned long long)k->addr,
 			(unsigned long long)k->len);
-	err = pi_jitdump_complete(pi, iov, nr_iov, n < 0 ? 0 : n, size);
-	return err ? err : 0;
+	return 0;
 }
 
 
@@ -770,7 +801,8 @@ void pi_files_emit_to(struct perfinject *pi, const struct pi_change *chg,
 	for (i = 0; i < nr; i++) {
 		err = pi_jitdump_record(pi, &chg[i], pi_gettid());
 		if (err) {
-			pi_jitdump_stop(pi, "a record was torn", err);
+			/* The file would miss records: say so once, stop. */
+			pi_jitdump_stop(pi, "a write failed", err);
 			return;
 		}
 	}
