@@ -397,8 +397,13 @@ int pi_jitdump_open(struct perfinject *pi)
 	if (fresh) {
 		hdr.timestamp = pi_now();
 		err = pi_write_all(fd, &hdr, sizeof(hdr));
-		if (err)
+		if (err) {
+			/* No torn header for perf to refuse the file over. */
+			if (ftruncate(fd, 0))
+				pi_warn("jitdump: cannot empty the file after its header failed: %s\n",
+					strerror(errno));
 			goto err_close;
+		}
 	}
 	/*
 	 * The executable mapping is the marker: perf record sees its

@@ -12,6 +12,8 @@
  * CAP_SYS_ADMIN); skipped otherwise.
  */
 #include <sched.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -145,6 +147,40 @@ static void full_disk(void)
 	CHECK(!jitdump_whole(path, &records), "%s torn at its end", path);
 }
 
+/*
+ * Room for half the jitdump's header (a file size limit: the write
+ * comes back short, then fails with EFBIG): no file with half a header,
+ * which perf would refuse whole.
+ */
+static void half_header(void)
+{
+	PERFINJECT_OPTS(opts, .backends = PERFINJECT_BACKEND_JITDUMP,
+			.flags = PERFINJECT_F_STRICT | PERFINJECT_F_NO_ENV,
+			.dir = mnt);
+	struct rlimit old, half = { 20, RLIM_INFINITY };
+	char path[128];
+	struct perfinject *pi;
+	struct stat st;
+
+	if (!mount_tmpfs("size=64k", 0)) {
+		CHECK(0, "mount tmpfs size=64k: %s", strerror(errno));
+		return;
+	}
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &old);
+	half.rlim_max = old.rlim_max;
+	setrlimit(RLIMIT_FSIZE, &half);
+	errno = 0;
+	pi = perfinject__new(&opts);
+	setrlimit(RLIMIT_FSIZE, &old);
+	CHECK(!pi && errno == EFBIG, "strict new with room for 20 bytes: %p, %s",
+	      (void *)pi, strerror(errno));
+	perfinject__free(pi);
+	snprintf(path, sizeof(path), "%s/jit-%d.dump", mnt, getpid());
+	CHECK(stat(path, &st) || st.st_size == 0,
+	      "%s holds %lld bytes of a header", path, (long long)st.st_size);
+}
+
 static void read_only(void)
 {
 	PERFINJECT_OPTS(opts, .backends = PERFINJECT_BACKEND_PERFMAP |
@@ -221,6 +257,7 @@ int main(void)
 	memset(code, 0xc3, sizeof(code));
 
 	full_disk();
+	half_header();
 	read_only();
 	noexec();
 	umount2(mnt, MNT_DETACH);
