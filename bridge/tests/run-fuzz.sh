@@ -1,23 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
-# run-fuzz.sh FUZZER SECONDS [CORPUS]: run the bridge's parser fuzzer
-# (tests/fuzz_parse.c) for SECONDS from a corpus of seeds: perf-map lines
-# and jitdump records written here, and the first 4 KiB of a real perf
-# map and jitdump of Node.js when node is installed. CORPUS (default: a
-# temporary folder) keeps what the fuzzer finds, for a longer run to go
-# on from. Prints the fuzzer's last lines and "fuzz: N runs in S s, 0
-# crashes"; exits non-zero on a crash, a leak, a timeout or memory past
-# 1 GiB, and copies the input that did it (crash-*, leak-*, timeout-*,
-# oom-*) beside FUZZER, in fuzz-artifacts/.
+# run-fuzz.sh FUZZER SECONDS: run the bridge's parser fuzzer
+# (tests/fuzz_parse.c) for SECONDS, with libperfinject's runner
+# (PI_RUN_FUZZ, else ../libperfinject/tests/run-fuzz.sh: its messages,
+# limits and FUZZ_CORPUS), from seeds made here: perf-map lines and jitdump records,
+# and the first 4 KiB of a real perf map and jitdump of Node.js when node
+# is installed.
 
-fuzzer=$1 seconds=$2 corpus=${3:-}
+fuzzer=$1 seconds=$2
 [ -x "$fuzzer" ] && [ "$seconds" -gt 0 ] 2>/dev/null ||
-	{ echo "usage: $0 FUZZER SECONDS [CORPUS]" >&2; exit 2; }
+	{ echo "usage: $0 FUZZER SECONDS" >&2; exit 2; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/perfinject-fuzz.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
-corpus=${corpus:-$work/corpus}
-mkdir -p "$corpus" "$work/seeds"
+mkdir -p "$work/seeds"
 
 # Byte 0 of an input: bit 0 the format (0 perf map, 1 jitdump).
 { printf '\x00'; printf '%s\n' \
@@ -55,20 +51,7 @@ if command -v node >/dev/null; then
 	done
 fi
 
-"$fuzzer" -max_total_time="$seconds" -rss_limit_mb=1024 -timeout=10 \
-	-max_len=8192 -print_final_stats=1 -artifact_prefix="$work/" \
-	"$corpus" "$work/seeds" >"$work/log" 2>&1
-rc=$?
-runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log")
-if [ $rc -ne 0 ]; then
-	grep -vE '^(#|INFO|stat::)' "$work/log" | tail -n 40
-	for a in "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-*; do
-		[ -f "$a" ] || continue
-		keep=$(dirname "$fuzzer")/fuzz-artifacts
-		mkdir -p "$keep" && cp "$a" "$keep/" &&
-			echo "fuzz: the input is in $keep/$(basename "$a")"
-	done
-	echo "fuzz: FAILED after ${runs:-?} runs"
-	exit 1
-fi
-echo "fuzz: ${runs:-?} runs in $seconds s of the parsers, whole and cut, 0 crashes ($(ls "$work/seeds" | wc -l) seeds)"
+# The run itself, as libperfinject's fuzzer runs.
+"${PI_RUN_FUZZ:-$(dirname "$0")/../../libperfinject/tests/run-fuzz.sh}" "$fuzzer" \
+	"$seconds" "the parsers, whole and cut ($(ls "$work/seeds" | wc -l) seeds)" \
+	"$work/seeds"

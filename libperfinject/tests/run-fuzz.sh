@@ -1,24 +1,26 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
-# run-fuzz.sh FUZZER SECONDS [CORPUS]: run the API fuzzer
-# (tests/fuzz_api.c) for SECONDS. CORPUS (default: a temporary folder)
-# keeps what it finds, for a longer run to go on from. Prints
-# "fuzz: N runs in S s, 0 crashes"; exits non-zero on a crash, a broken
-# contract, a leak, a timeout or memory past 1 GiB, and copies the input
+# run-fuzz.sh FUZZER SECONDS WHAT [SEEDS]: run a libFuzzer target for
+# SECONDS from the seeds in the folder SEEDS, if given (this library's
+# API fuzzer, tests/fuzz_api.c, needs none; the bridge's parser fuzzer
+# brings its own). FUZZ_CORPUS, if set, is a folder that keeps what the
+# fuzzer finds, for a longer run to go on from. Prints "fuzz: N runs in
+# S s of WHAT, 0 failures"; exits non-zero on a crash, a broken
+# property, a leak, a timeout or memory past 1 GiB, and copies the input
 # that did it beside FUZZER, in fuzz-artifacts/.
 
-fuzzer=$1 seconds=$2 corpus=${3:-}
-[ -x "$fuzzer" ] && [ "$seconds" -gt 0 ] 2>/dev/null ||
-	{ echo "usage: $0 FUZZER SECONDS [CORPUS]" >&2; exit 2; }
+fuzzer=$1 seconds=$2 what=${3:-} seeds=${4:-}
+[ -x "$fuzzer" ] && [ "$seconds" -gt 0 ] 2>/dev/null && [ -n "$what" ] ||
+	{ echo "usage: $0 FUZZER SECONDS WHAT [SEEDS]" >&2; exit 2; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/perfinject-fuzz.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
-corpus=${corpus:-$work/corpus}
+corpus=${FUZZ_CORPUS:-$work/corpus}
 mkdir -p "$corpus"
 
 "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=1024 -timeout=10 \
-	-max_len=4096 -print_final_stats=1 -artifact_prefix="$work/" \
-	"$corpus" >"$work/log" 2>&1
+	-max_len=8192 -print_final_stats=1 -artifact_prefix="$work/" \
+	"$corpus" ${seeds:+"$seeds"} >"$work/log" 2>&1
 rc=$?
 runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log")
 if [ $rc -ne 0 ]; then
@@ -32,4 +34,4 @@ if [ $rc -ne 0 ]; then
 	echo "fuzz: FAILED after ${runs:-?} runs"
 	exit 1
 fi
-echo "fuzz: ${runs:-?} runs in $seconds s of the API against its contract, 0 failures"
+echo "fuzz: ${runs:-?} runs in $seconds s of $what, 0 failures"
