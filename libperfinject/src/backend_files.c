@@ -289,7 +289,7 @@ static bool pi_file_last(int fd)
 	return last;
 }
 
-static int pi_write_all(int fd, const void *buf, size_t len)
+static int pi_write_all(int fd, const void *buf, size_t len, size_t *done)
 {
 	const char *p = buf;
 	ssize_t n;
@@ -303,6 +303,7 @@ static int pi_write_all(int fd, const void *buf, size_t len)
 		}
 		p += n;
 		len -= n;
+		*done += n;
 	}
 	return 0;
 }
@@ -395,8 +396,10 @@ int pi_jitdump_open(struct perfinject *pi)
 	if (err)
 		goto err_close;
 	if (fresh) {
+		size_t done = 0;
+
 		hdr.timestamp = pi_now();
-		err = pi_write_all(fd, &hdr, sizeof(hdr));
+		err = pi_write_all(fd, &hdr, sizeof(hdr), &done);
 		if (err) {
 			/* No torn header for perf to refuse the file over. */
 			if (ftruncate(fd, 0))
@@ -446,9 +449,17 @@ void pi_files_close_some(struct perfinject *pi, unsigned int which,
 
 	if ((which & PERFINJECT_BACKEND_JITDUMP) && pi->jitdump.fd >= 0) {
 		if (final && pi_file_last(pi->jitdump.fd)) {
+			size_t done = 0;
+			int err;
+
 			close_rec.timestamp = pi_now();
-			pi_write_all(pi->jitdump.fd, &close_rec,
-				     sizeof(close_rec));
+			err = pi_write_all(pi->jitdump.fd, &close_rec,
+					   sizeof(close_rec), &done);
+			if (err) {
+				pi_cut_torn(pi->jitdump.fd, done);
+				pi_warn("jitdump: no close record: %s\n",
+					strerror(-err));
+			}
 		}
 		munmap(pi->jitdump.marker, pi->jitdump.marker_len);
 		close(pi->jitdump.fd);
@@ -669,20 +680,18 @@ static int pi_jitdump_complete(struct perfinject *pi, const struct iovec *iov,
 			len = off + iov[i].iov_len - *done;
 			err = pi_write_all(pi->jitdump.fd,
 					   (char *)iov[i].iov_base + *done - off,
-					   len);
+					   len, done);
 			if (err)
 				return err;
-			*done += len;
 		}
 		off += iov[i].iov_len;
 	}
 	while (*done < size) {
 		len = size - *done < sizeof(zeros) ? size - *done :
 		      sizeof(zeros);
-		err = pi_write_all(pi->jitdump.fd, zeros, len);
+		err = pi_write_all(pi->jitdump.fd, zeros, len, done);
 		if (err)
 			return err;
-		*done += len;
 	}
 	return 0;
 }
