@@ -20,12 +20,31 @@ SERIES_BRANCH=perfinject
 msg() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
+# What of the kernel series a kernel build reads: each patch's changes to
+# files outside Documentation/, tools/testing/ and MAINTAINERS, without
+# the commit messages, one block per patch that has any. A series whose
+# commit messages, documentation or selftests change builds the same
+# kernels.
+series_build_input() {
+	local p
+	for p in "$TOP"/kernel/patches/*.patch; do
+		[ -e "$p" ] || continue
+		awk '
+		/^diff --git / {
+			keep = $3 !~ /^a\/(MAINTAINERS$|Documentation\/|tools\/testing\/)/
+			if (keep && !started) { print "== patch"; started = 1 }
+		}
+		/^-- $/ && keep { keep = 0 }
+		keep' "$p"
+	done
+}
+
 # A key over everything that goes into a kernel image.
 kernel_key() {
 	local flavour=$1
 	{
 		printf '%s\n' "$LINUX_SOURCE_VERSION" "$flavour"
-		cat "$TOP"/kernel/patches/*.patch 2>/dev/null || true
+		series_build_input
 		cat "$TOP"/kernel/config/base.config
 		cat "$TOP/kernel/config/$flavour.config"
 	} | sha256sum | cut -c1-16
