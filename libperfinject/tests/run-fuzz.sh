@@ -5,10 +5,12 @@
 # SECONDS from the seeds in the folder SEEDS, if given (this library's
 # API fuzzer, tests/fuzz_api.c, needs none; the bridge's parser fuzzer
 # brings its own). FUZZ_CORPUS, if set, is a folder that keeps what the
-# fuzzer finds, for a longer run to go on from. Prints "fuzz: N runs in
-# S s of WHAT, 0 failures"; exits non-zero on a crash, a broken
-# property, a leak, a timeout or memory past 1 GiB, and copies the input
-# that did it beside FUZZER, in fuzz-artifacts/.
+# fuzzer finds, for a longer run to go on from. FUZZ_FLAGS, if set, are
+# more libFuzzer flags, given after these (of a flag given twice, the
+# last counts). Prints "fuzz: N runs in S s of WHAT, 0 failures"; exits
+# non-zero on a crash, a broken property, a leak, a timeout or memory
+# past 1 GiB, and copies the input that did it beside FUZZER, in
+# fuzz-artifacts/.
 
 fuzzer=$1 seconds=$2 what=${3:-} seeds=${4:-}
 [ -x "$fuzzer" ] && [ "$seconds" -gt 0 ] 2>/dev/null && [ -n "$what" ] ||
@@ -20,7 +22,7 @@ mkdir -p "$corpus"
 
 "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=1024 -timeout=10 \
 	-max_len=8192 -print_final_stats=1 -artifact_prefix="$work/" \
-	"$corpus" ${seeds:+"$seeds"} >"$work/log" 2>&1
+	${FUZZ_FLAGS:-} "$corpus" ${seeds:+"$seeds"} >"$work/log" 2>&1
 rc=$?
 runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log")
 if [ $rc -ne 0 ]; then
