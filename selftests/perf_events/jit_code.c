@@ -61,13 +61,26 @@ TEST(abi_numbers)
 	EXPECT_EQ(2, PERF_JIT_CODE_UNLOAD);
 	EXPECT_EQ(3, PERF_JIT_CODE_MOVE);
 	EXPECT_EQ(4, PERF_JIT_CODE_FLUSH);
+	EXPECT_EQ(5, PERF_JIT_CODE_DATA);
+	EXPECT_EQ(33, PERF_RECORD_JIT_CODE_DATA);
+	EXPECT_EQ(1, PERF_JIT_CODE_DATA_BYTES);
+	EXPECT_EQ(2, PERF_JIT_CODE_DATA_LINES);
+	EXPECT_EQ(3, PERF_JIT_CODE_DATA_UNWIND);
 	EXPECT_EQ(1U, PERF_JIT_CODE_FLAGS_SYNTHESIZED);
 	EXPECT_EQ(1024, PERF_JIT_CODE_NAME_MAX);
 	EXPECT_EQ(1024, PERF_JIT_CODE_MAX_ENTRIES);
 	EXPECT_EQ(32, PERF_JIT_CODE_ARGS_SIZE_VER0);
 	EXPECT_EQ(48, PERF_JIT_CODE_ENTRY_SIZE_VER0);
 	EXPECT_EQ(32UL, (unsigned long)sizeof(struct perf_jit_code_args));
-	EXPECT_EQ(48UL, (unsigned long)sizeof(struct perf_jit_code_entry));
+	EXPECT_EQ(64, PERF_JIT_CODE_ENTRY_SIZE_VER1);
+	EXPECT_EQ(64UL, (unsigned long)sizeof(struct perf_jit_code_entry));
+	EXPECT_EQ(48UL, (unsigned long)offsetof(struct perf_jit_code_entry,
+						data));
+	EXPECT_EQ(60UL, (unsigned long)offsetof(struct perf_jit_code_entry,
+						data_size));
+	EXPECT_EQ(24UL, (unsigned long)sizeof(struct perf_jit_code_line));
+	EXPECT_EQ(8UL, (unsigned long)sizeof(struct perf_jit_code_lines));
+	EXPECT_EQ(16UL, (unsigned long)sizeof(struct perf_jit_code_unwind));
 	EXPECT_EQ(24UL, (unsigned long)offsetof(struct perf_jit_code_args, pid));
 	EXPECT_EQ(40UL, (unsigned long)offsetof(struct perf_jit_code_entry,
 						name));

@@ -33,7 +33,8 @@
 #define JIT_OPS_MASK	((1 << PERF_JIT_CODE_LOAD) | \
 			 (1 << PERF_JIT_CODE_UNLOAD) | \
 			 (1 << PERF_JIT_CODE_MOVE) | \
-			 (1 << PERF_JIT_CODE_FLUSH))
+			 (1 << PERF_JIT_CODE_FLUSH) | \
+			 (1 << PERF_JIT_CODE_DATA))
 
 #define DATA_PAGES	16
 #define BATCH_PAGES	64
