@@ -162,6 +162,9 @@ PI_HIDDEN int pi_kernel_probe(void);
 PI_HIDDEN int pi_kernel_send(struct perfinject *pi,
 			     const struct perf_jit_code_entry *entries,
 			     unsigned int nr, unsigned int *sent);
+PI_HIDDEN int pi_kernel_send_changes(struct perfinject *pi,
+				     const struct pi_change *chg,
+				     unsigned int nr, unsigned int *sent);
 
 /* backend_files.c */
 PI_HIDDEN int pi_safe_create(const char *path, int *fdp, bool *created);

@@ -918,9 +918,7 @@ static int pi_run_chunk(struct perfinject *pi,
 	 */
 	pi_registry_commit(pi, pi->changes, nr);
 	if (pi->backends & PERFINJECT_BACKEND_KERNEL) {
-		for (i = 0; i < nr; i++)
-			pi->kentries[i] = pi->changes[i].kentry;
-		kerr = pi_kernel_send(pi, pi->kentries, nr, &sent);
+		kerr = pi_kernel_send_changes(pi, pi->changes, nr, &sent);
 		if (kerr) {
 			/* It delivered those before the one it refused. */
 			pi_registry_undo(pi, pi->changes + sent, nr - sent);

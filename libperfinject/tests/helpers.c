@@ -98,6 +98,11 @@ int t_open_jit_code_event(void)
 
 int t_open_jit_code_event_pid(pid_t pid)
 {
+	return t_open_jit_code_event_flags(pid, 0);
+}
+
+int t_open_jit_code_event_flags(pid_t pid, uint64_t more)
+{
 	size_t off = offsetof(struct perf_event_attr, read_format) +
 		     sizeof(((struct perf_event_attr *)0)->read_format);
 	struct perf_event_attr attr;
@@ -112,7 +117,7 @@ int t_open_jit_code_event_pid(pid_t pid)
 	attr.exclude_kernel = 1;
 	/* attr.jit_code: the top bit of the flags word after read_format. */
 	memcpy(&flags, (char *)&attr + off, sizeof(flags));
-	flags |= PERFINJECT_ATTR_FLAG_JIT_CODE;
+	flags |= PERFINJECT_ATTR_FLAG_JIT_CODE | more;
 	memcpy((char *)&attr + off, &flags, sizeof(flags));
 	return syscall(SYS_perf_event_open, &attr, pid, -1, -1, 0);
 }

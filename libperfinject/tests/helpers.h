@@ -91,5 +91,7 @@ int t_jitdump_count(const char *path, int id, int *last);
 int t_open_jit_code_event(void);
 /* The same for another process (per task, any CPU, no buffer). */
 int t_open_jit_code_event_pid(pid_t pid);
+/* ... with more of the attr flags word: PERFINJECT_ATTR_FLAG_JIT_CODE_*. */
+int t_open_jit_code_event_flags(pid_t pid, uint64_t flags);
 
 #endif

@@ -286,7 +286,9 @@ struct perfinject_load_opts {
  * the code's kind and tier, a line table (with inlined frames) and unwind
  * information. The file backends write what their formats hold: the
  * jitdump gets JIT_CODE_DEBUG_INFO (the innermost frame of each row) and
- * JIT_CODE_UNWINDING_INFO before the JIT_CODE_LOAD, in one write. @opts
+ * JIT_CODE_UNWINDING_INFO before the JIT_CODE_LOAD, in one write. The
+ * kernel backend sends both, with every inlined frame, after the LOAD
+ * in the same call, where the kernel takes PERF_JIT_CODE_DATA. @opts
  * may be NULL. Errors as perfinject__load(), and -EINVAL for options
  * that do not check out (sz, a non-zero tail, rows out of order or
  * outside the code, a row without frames or file, unwind sizes).
