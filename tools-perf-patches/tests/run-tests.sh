@@ -305,12 +305,12 @@ for c in $cases; do
 		check_samples "$c ($order) script" script
 		# perf annotate of a JIT function that samples hit (it filters
 		# the others out, and must leave their symbols alone): the
-		# reason it cannot disassemble it, once.
+		# reason it cannot disassemble it (no bytes recorded), once.
 		sym=$(awk -F'\t' '$1 == "sample" && $3 ~ /^jit::/ { print $3; exit }' "$expect")
 		if [ -n "$sym" ]; then
 			run annotate annotate -i "$file" --stdio "$sym"
 			check_exit "$c ($order) annotate $sym" annotate
-			n=$(grep -c 'is JIT code known from PERF_RECORD_JIT_CODE' "$res/annotate.out" "$res/annotate.err" |
+			n=$(grep -c 'is JIT code whose bytes were not recorded' "$res/annotate.out" "$res/annotate.err" |
 				awk -F: '{ n += $NF } END { print n }')
 			if [ "$n" = 1 ]; then
 				pass "$c ($order) annotate $sym: says once why it cannot"
@@ -321,7 +321,7 @@ for c in $cases; do
 			# two), not once a function
 			run annotate-all annotate -i "$file" --stdio
 			check_exit "$c ($order) annotate" annotate-all
-			n=$(grep -c 'is JIT code known from PERF_RECORD_JIT_CODE' \
+			n=$(grep -c 'is JIT code whose bytes were not recorded' \
 				"$res/annotate-all.out" "$res/annotate-all.err" |
 				awk -F: '{ n += $NF } END { print n }')
 			if [ "$n" -ge 1 ] && [ "$n" -le 2 ]; then
