@@ -145,8 +145,12 @@ class Folder {
 		if (!c)
 			return;
 		this.cur = null;
-		const frames = c.chain.length ? c.chain.slice().reverse() :
+		let frames = c.chain.length ? c.chain.slice().reverse() :
 			(c.inline !== null ? [c.inline] : []);
+		// A frame-pointer walk into code without frame pointers reads
+		// garbage: up to perf's 127 "[unknown]" frames. One says it, and
+		// keeps the graph as tall as its real stacks.
+		frames = frames.filter((f, i) => f !== '[unknown]' || frames[i - 1] !== '[unknown]');
 		// ';' separates frames in a folded stack: keep it out of names.
 		const key = [c.comm, ...frames].map((f) => f.replace(/;/g, ':')).join(';');
 		this.counts.set(key, (this.counts.get(key) || 0) + 1);
