@@ -28,6 +28,9 @@
 #    goes through much of the JDK first, so that thousands of methods are
 #    live at the attach, as in a warmed-up server: the replay must bring
 #    them all, with no record lost.
+# 5. Source lines and call stacks: perf record -g of Hot with
+#    -XX:+PreserveFramePointer; the lines of Hot's methods must be the
+#    ones javac wrote, their stacks must reach main and JavaMain.
 #
 # Prints "PASS:"/"FAIL:" lines with the measured shares; exits 1 if any
 # check failed. JAVA_HOME picks the JDK; E2E_ROUNDS (default 1000) is how
@@ -235,5 +238,94 @@ if late_run registry backends=kernel; then
 		fail "perf attached later: $named of $jit JIT samples have a name (want >= 95% of >= 100)"
 	[ "$lost" = 0 ] && pass "perf attached later: no record lost before the first sample" ||
 		fail "perf attached later: $lost LOST records before the first sample"
+fi
+# 5. Source lines and call stacks, as perf gives them for native code:
+# Hot's methods compiled on their own (not inlined into main), the JVM
+# keeping frame pointers (-XX:+PreserveFramePointer), perf record -g.
+# Every sample of Hot.alpha, beta and gamma with a line must be at a line
+# javac wrote into Hot.class for that method (javap -l), and 95% must
+# have one; 90% of their call chains must go through main's frame (the
+# interpreter's, or main compiled) down to the launcher's JavaMain.
+if "$perf" record -q -g -e cpu-clock -o "$out/stacks.data" "$java" \
+	-agentpath:"$agent"=backends=kernel -XX:+PreserveFramePointer \
+	-XX:CompileCommand=quiet "-XX:CompileCommand=dontinline,Hot::*" \
+	"${jvmopts[@]}" Hot 0 "$rounds" >"$out/stacks.log" 2>&1 &&
+   grep -q ^done "$out/stacks.log"; then
+	"$JAVA_HOME/bin/javap" -l -cp "$classes" Hot >"$out/Hot.javap" 2>&1
+	"$perf" report -i "$out/stacks.data" -n --stdio --no-children -g none \
+		--sort sym,srcline 2>/dev/null >"$out/stacks-srcline.txt"
+	if lines=$(awk '
+		# javap -l output first: the lines of each method of Hot.
+		FNR == NR {
+			if ($0 ~ /^  [a-z].*\(.*\);$/) {
+				m = $0
+				sub(/\(.*/, "", m)
+				n = split(m, w, " ")
+				m = w[n]
+			} else if ($1 == "line" && m != "") {
+				l = $2
+				sub(/:$/, "", l)
+				table[m, l] = 1
+			}
+			next
+		}
+		$3 == "[.]" && $4 ~ /^Hot\.(alpha|beta|gamma)\(/ {
+			m = $4
+			sub(/^Hot\./, "", m)
+			sub(/\(.*/, "", m)
+			total[m] += $2
+			if ($5 ~ /^Hot\.java:[0-9]+$/) {
+				split($5, s, ":")
+				if ((m, s[2]) in table)
+					right[m] += $2
+				else {
+					wrong[m] += $2
+					print "not a line of " m " in Hot.class: " $4 " " $5
+				}
+			}
+		}
+		END {
+			ok = 1
+			for (i = 1; i <= 3; i++) {
+				m = i == 1 ? "alpha" : i == 2 ? "beta" : "gamma"
+				printf "%s %d %d %d\n", m, total[m], right[m], wrong[m]
+				if (total[m] < 10 || wrong[m] || right[m] * 100 < total[m] * 95)
+					ok = 0
+			}
+			exit !ok
+		}' "$out/Hot.javap" "$out/stacks-srcline.txt"); then
+		pass "lines: Hot's methods at the lines javac wrote for them (method, samples, at its lines, elsewhere): $(echo $lines)"
+	else
+		echo "$lines" | head -n 8
+		fail "lines: Hot's methods not at javac's lines, or too few with a line: $(echo "$lines" | tail -n 3)"
+	fi
+	read -r hot whole < <("$perf" script -i "$out/stacks.data" -F ip,sym 2>/dev/null |
+		awk '
+		# A sample is its frames, then a blank line.
+		function check(    i, ok) {
+			if (nf && f[1] ~ /^Hot\.(alpha|beta|gamma)\(/) {
+				hot++
+				if (f[2] == "[stub] Interpreter" || f[2] ~ /^Hot\.main\(/)
+					for (i = 3; i <= nf; i++)
+						if (f[i] == "JavaMain")
+							ok = 1
+				whole += ok
+			}
+			nf = 0
+		}
+		/^$/ { check(); next }
+		{
+			sub(/^[ \t]*[0-9a-f]+ /, "")
+			sub(/ \([^()]*\)$/, "")
+			f[++nf] = $0
+		}
+		END { check(); print hot + 0, whole + 0 }')
+	note "-g: $hot samples in Hot's methods, $whole with main's frame and JavaMain below"
+	[ "$hot" -ge 100 ] && [ $((whole * 100)) -ge $((hot * 90)) ] &&
+		pass "-g with -XX:+PreserveFramePointer: $(pct "$whole" "$hot")% of $hot samples in Hot's methods have main's frame, then the call stub and the JVM down to JavaMain (want >= 90%)" ||
+		fail "-g with -XX:+PreserveFramePointer: $whole of $hot samples in Hot's methods reach JavaMain through main's frame (want >= 90% of >= 100)"
+else
+	tail -n 20 "$out/stacks.log"
+	fail "lines and stacks: perf record -g java Hot failed"
 fi
 exit $rc
