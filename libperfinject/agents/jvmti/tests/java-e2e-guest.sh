@@ -76,7 +76,7 @@ pass "the agent's kernel backend is available"
 # interpreter); perf report goes to NAME.txt.
 shares() {
 	"$perf" report -i "$out/$1.data" --stdio --sort dso,sym -n \
-		2>/dev/null >"$out/$1.txt"
+		2>"$out/$1.err" >"$out/$1.txt"
 	local line n dso sym jit=0 hot=0 named=0 stubs=0
 	local re='^ *[0-9.]+% +([0-9]+) +(.*[^ ]) +\[[.k]\] (.*)$'
 	while IFS= read -r line; do
@@ -167,11 +167,15 @@ fi
 
 # late_run NAME AGENT-AT-START [JCMD-ARGS]: Hot runs (with the JVM
 # options in $late_opts and Hot's arguments after SECONDS in $late_args,
-# if any); once compiled, perf record -p starts; 3 s later jcmd
-# JCMD-ARGS (if any); 4 s later perf stops.
+# if any); once compiled, perf record -p starts; once it records, 3 s
+# later jcmd JCMD-ARGS (if any); 4 s later perf stops. perf takes
+# seconds to start in an emulated guest, more on a loaded host: it
+# starts with its events disabled (-D -1), and the times count from when
+# it says, on its control fifo, that it enabled them. (A disabled perf
+# waits on its fifo; one busy with samples may read it much later.)
 late_opts=() late_args=()
 late_run() {
-	local name=$1 start=$2 jpid ppid
+	local name=$1 start=$2 jpid ppid ctl ack reply fifos
 	shift 2
 	"$java" ${start:+"-agentpath:$agent=$start"} "${late_opts[@]}" "${jvmopts[@]}" \
 		Hot 300 "${late_args[@]}" >"$out/$name.log" 2>&1 &
@@ -183,9 +187,28 @@ late_run() {
 		fail "$name: Hot's methods were not compiled in time"
 		return 1
 	fi
-	"$perf" record -e cpu-clock -p "$jpid" -o "$out/$name.data" \
-		>"$out/$name.record" 2>&1 &
+	fifos=$(mktemp -d) && mkfifo "$fifos/ctl" "$fifos/ack" &&
+		exec {ctl}<>"$fifos/ctl" {ack}<>"$fifos/ack" || {
+		kill "$jpid"
+		wait "$jpid"
+		fail "$name: cannot make perf's control fifos"
+		return 1
+	}
+	"$perf" record -e cpu-clock -p "$jpid" -o "$out/$name.data" -D -1 \
+		--control "fifo:$fifos/ctl,$fifos/ack" >"$out/$name.record" 2>&1 &
 	ppid=$!
+	echo enable >&"$ctl"
+	if ! read -r -t 300 -u "$ack" reply || [ "$reply" != ack ]; then
+		kill -INT "$ppid"
+		wait "$ppid"
+		kill "$jpid"
+		wait "$jpid" 2>/dev/null
+		exec {ctl}>&- {ack}>&-
+		rm -rf "$fifos"
+		tail -n 5 "$out/$name.record"
+		fail "$name: perf record -p did not start recording in 300 s"
+		return 1
+	fi
 	sleep 3
 	if [ $# -gt 0 ]; then
 		"$jcmd" "$jpid" JVMTI.agent_load "$agent" "$@" >"$out/$name.jcmd" 2>&1
@@ -197,6 +220,13 @@ late_run() {
 	wait "$ppid"
 	kill "$jpid"
 	wait "$jpid" 2>/dev/null
+	exec {ctl}>&- {ack}>&-
+	rm -rf "$fifos"
+	grep -q "perf record: Captured and wrote" "$out/$name.record" || {
+		tail -n 5 "$out/$name.record"
+		fail "$name: perf record -p wrote no data"
+		return 1
+	}
 	grep -q "return code: 0" "$out/$name.jcmd" || {
 		cat "$out/$name.jcmd"
 		fail "$name: jcmd JVMTI.agent_load failed"
@@ -211,7 +241,10 @@ if late_run attach "" '"backends=kernel"'; then
 	note "late attach: $jit samples in JIT code, $hot in Hot's methods ($(pct "$hot" "$jit")%), $loads LOAD records (replayed)"
 	[ "$jit" -ge 100 ] && [ $((hot * 4)) -ge "$jit" ] && [ "$loads" -ge 100 ] &&
 		pass "late attach: $(pct "$hot" "$jit")% of $jit JIT samples named Hot.alpha/beta/gamma after GenerateEvents (want >= 25%; the first 3 s are before the attach)" ||
-		fail "late attach: $hot of $jit JIT samples in Hot's methods, $loads records (want >= 25% of >= 100, >= 100 records)"
+		{
+			tail -n 5 "$out/attach.record" "$out/attach.err"
+			fail "late attach: $hot of $jit JIT samples in Hot's methods, $loads records (want >= 25% of >= 100, >= 100 records)"
+		}
 fi
 
 # 4. The agent from the start, perf later: perf replays the registry of
