@@ -100,8 +100,23 @@ enum br_kind {
 #define BR_NAME_MAX	4095
 
 /*
- * Where a stream's parser stands. Everything but @buf is plain data, so
- * that a copy of it (and of the used part of @buf) is a checkpoint.
+ * The largest jitdump DEBUG_INFO or UNWINDING_INFO record body kept for
+ * the LOAD that follows it: the kernel takes line tables up to 1 MiB
+ * and unwind information up to 64 KiB; a bigger record is skipped.
+ */
+#define BR_DATA_MAX	(2U << 20)
+
+/* The records a jitdump LOAD may come after, kept for it. */
+enum br_data {
+	BR_DATA_DEBUG,		/* JIT_CODE_DEBUG_INFO: source lines */
+	BR_DATA_UNWIND,		/* JIT_CODE_UNWINDING_INFO: .eh_frame */
+	BR_DATA_NR,
+};
+
+/*
+ * Where a stream's parser stands. Everything but @buf and @data is plain
+ * data, so that a copy of it, of the used part of @buf and of @data is a
+ * checkpoint (br_parser_copy()).
  */
 struct br_parser {
 	enum br_kind	kind;
@@ -114,6 +129,16 @@ struct br_parser {
 	uint64_t	left;		/* jitdump: record bytes not yet in rec */
 	unsigned char	rec[64];	/* jitdump: header or record head */
 	char		*buf;		/* BR_LINE_MAX + 1 bytes */
+	/*
+	 * jitdump: the bodies of the DEBUG_INFO and UNWINDING_INFO records
+	 * since the last LOAD, for the next one (malloc'd and owned:
+	 * br_parser_release() frees them); @data_at is the one a
+	 * BR_JIT_DATA state reads into.
+	 */
+	unsigned char	*data[BR_DATA_NR];
+	size_t		data_len[BR_DATA_NR];	/* bytes in data[] */
+	size_t		data_cap[BR_DATA_NR];	/* bytes data[] has room for */
+	enum br_data	data_at;
 };
 
 /*
@@ -217,12 +242,26 @@ void br_after_fflush_all(void);
 
 /* parse.c */
 void br_parser_init(struct br_parser *p, enum br_kind kind, char *buf);
+void br_parser_release(struct br_parser *p);
 void br_parser_copy(struct br_parser *dst, const struct br_parser *src);
 int br_parse(struct br_stream *s, const void *data, size_t len);
 
 /* ranges.c */
+struct perfinject_line;
+/*
+ * What a jitdump said about a LOAD besides its name: a line table and
+ * unwind information, or none (NULL pointers).
+ */
+struct br_load_data {
+	const struct perfinject_line *lines;
+	size_t nr_lines;
+	const void *eh_frame;
+	size_t eh_frame_sz;
+	const void *eh_frame_hdr;
+	size_t eh_frame_hdr_sz;
+};
 int br_ranges_load(enum br_kind kind, const char *name, size_t name_len,
-		   uint64_t addr, uint64_t len);
+		   uint64_t addr, uint64_t len, const struct br_load_data *data);
 int br_ranges_move(uint64_t old_addr, uint64_t new_addr);
 void br_ranges_atfork_child(void);
 

@@ -362,13 +362,14 @@ static bool br_same_name(uint64_t addr, const char *name, size_t name_len)
 
 /*
  * [@addr, @addr + @len) now holds the code @name (@name_len bytes, no
- * NUL, 1 to BR_NAME_MAX): the caller checked. Returns 0 or a negative
+ * NUL, 1 to BR_NAME_MAX): the caller checked. @data, if not NULL, is
+ * its line table and unwind information. Returns 0 or a negative
  * errno when the bridge could not forward it: -EINVAL when the kernel
  * will not take this entry (a range past the end of user space), which
  * concerns this entry only.
  */
 int br_ranges_load(enum br_kind kind, const char *name, size_t name_len,
-		   uint64_t addr, uint64_t len)
+		   uint64_t addr, uint64_t len, const struct br_load_data *data)
 {
 	uint64_t hash = br_hash(name, name_len);
 	struct br_range *same, *r = NULL;
@@ -376,6 +377,14 @@ int br_ranges_load(enum br_kind kind, const char *name, size_t name_len,
 	int err;
 
 	PERFINJECT_LOAD_OPTS(lopts, .name_len = name_len);
+	if (data) {
+		lopts.lines = data->lines;
+		lopts.nr_lines = data->nr_lines;
+		lopts.eh_frame = data->eh_frame;
+		lopts.eh_frame_sz = data->eh_frame_sz;
+		lopts.eh_frame_hdr = data->eh_frame_hdr;
+		lopts.eh_frame_hdr_sz = data->eh_frame_hdr_sz;
+	}
 	struct perfinject_code_op load = {
 		.op = PERFINJECT_OP_LOAD,
 		.addr = addr,

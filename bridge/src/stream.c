@@ -331,6 +331,8 @@ static void br_untrack(struct br_stream *s)
 	__atomic_store_n(&s->active, false, __ATOMIC_RELAXED);
 	s->parser.buf = NULL;
 	s->ckpt.buf = NULL;
+	br_parser_release(&s->parser);
+	br_parser_release(&s->ckpt);
 	__atomic_sub_fetch(&br_nr_active, 1, __ATOMIC_RELEASE);
 	free(buf);
 }

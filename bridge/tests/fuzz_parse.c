@@ -93,7 +93,7 @@ static void snap_clear(struct snap *s)
 static void reset(void)
 {
 	br_ranges_atfork_child();
-	if (br_ranges_load(BR_PERFMAP, "reset", 5, 0x10, 0x10))
+	if (br_ranges_load(BR_PERFMAP, "reset", 5, 0x10, 0x10, NULL))
 		abort();
 }
 
@@ -111,6 +111,7 @@ static void feed(struct br_stream *s, enum br_kind kind, const uint8_t *data,
 {
 	size_t at = 0, n;
 
+	br_parser_release(&s->parser);
 	br_parser_init(&s->parser, kind, s->parser.buf);
 	while (at < len) {
 		n = seed ? 1 + next(&seed) % 64 : len;

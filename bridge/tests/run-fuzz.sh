@@ -30,7 +30,12 @@ def rec(id_, body):
     return struct.pack('<IIQ', id_, 16 + len(body), 2) + body
 def load(addr, size, idx, name, code=b'\x55\x48\x89\xe5\xc3'):
     return rec(0, struct.pack('<IIQQQQ', pid, pid, addr, addr, size, idx) + name + b'\0' + code)
-out += load(0x7f0000001000, 0x100, 1, b'JS:*foo')
+# Lines and unwind information before their LOAD, as V8 writes them.
+out += rec(2, struct.pack('<QQ', 0x7f0000001000, 2) +
+           struct.pack('<QII', 0x7f0000001040, 3, 7) + b'/srv/a.js\0' +
+           struct.pack('<QII', 0x7f0000001050, 4, 1) + b'\xff\0' + b'\0' * 4)
+out += rec(4, struct.pack('<QQQ', 36, 12, 36) + b'\x14' + b'\0' * 35 + b'\0' * 4)
+out += load(0x7f0000001000, 0x100, 1, b'JS:*foo /srv/a.js:1:2')
 out += rec(4, struct.pack('<QQQ', 16, 16, 0) + b'\0' * 16)
 out += rec(2, struct.pack('<QQ', 0x7f0000001000, 1) + struct.pack('<QII', 0x7f0000001000, 3, 7) + b'a.js\0')
 out += load(0x7f0000001080, 0x100, 2, b'JS:*over')
