@@ -28,6 +28,10 @@
  *                                           of perf script
  *                                           --show-jit-code-events
  *                            slow           a case of many records
+ *                            srcline IP TEXT
+ *                                           the source line perf script
+ *                                           -F ip,srcline gives the
+ *                                           sample at IP
  *
  * The files are laid out as tools/perf/Documentation/
  * perf.data-file-format.txt says and as bench/gen-perf-data.c writes them:
@@ -525,6 +529,48 @@ static void replay(u32 op, u64 addr, u64 len, u64 index, const char *name)
 	jit_flags = PERF_JIT_CODE_FLAGS_SYNTHESIZED;
 	jit(op, addr, len, 0, index, name);
 	jit_flags = 0;
+}
+
+/*
+ * A PERF_RECORD_JIT_CODE_DATA of a line table, whole in one record, as
+ * the kernel writes it: struct perf_jit_code_lines, its rows and its
+ * strings, in the writer's byte order, field by field.
+ */
+struct row {
+	u32 offset, line, column, depth, file, function;
+};
+
+static void jit_lines(u64 addr, u64 index, const struct row *rows, u32 nr,
+		      const char *strings, u32 strings_size)
+{
+	u32 size = 8 + nr * 24 + strings_size;
+	u32 i;
+
+	put_event_header(PERF_RECORD_JIT_CODE_DATA, PERF_RECORD_MISC_USER,
+			 8 + 48 + ALIGN8(size) + SAMPLE_ID_SIZE);
+	put32(pid);
+	put32(pid + 1);
+	put32(PERF_JIT_CODE_DATA_LINES);
+	put32(0);
+	put64(addr);
+	put64(index);
+	put32(0);		/* offset */
+	put32(size);
+	put32(size);		/* total */
+	put32(0);
+	put32(nr);
+	put32(strings_size);
+	for (i = 0; i < nr; i++) {
+		put32(rows[i].offset);
+		put32(rows[i].line);
+		put32(rows[i].column);
+		put32(rows[i].depth);
+		put32(rows[i].file);
+		put32(rows[i].function);
+	}
+	put_bytes(strings, strings_size);
+	put_zero(ALIGN8(size) - size);
+	put_sample_id(t++);
 }
 
 /* --- the cases ----------------------------------------------------------- */
@@ -1170,6 +1216,33 @@ static void case_many_live(void)
 	expect_line("slow", "");
 }
 
+/*
+ * A line table, with an inlined frame: the lines of each sample, in
+ * either byte order (the table is in the writer's, which perf swaps).
+ */
+static void case_lines(void)
+{
+	static const char strings[] = "\0/src/a.js\0inl\0";
+	static const struct row rows[] = {
+		{ 0x00, 10, 0, 0, 1, 0 },
+		{ 0x20, 11, 5, 0, 1, 0 },	/* an inlined frame at 0x20 */
+		{ 0x20, 70000, 2, 1, 1, 12 },
+	};
+
+	load(A, 0x40, 1, "jit::lines");
+	jit_lines(A, 1, rows, 3, strings, sizeof(strings));
+	sample(A + 0x4, "jit::lines");
+	expect_line("srcline", "%llx\ta.js:10", (unsigned long long)A + 0x4);
+	sample(A + 0x24, "jit::lines");
+	expect_line("srcline", "%llx\ta.js:70000", (unsigned long long)A + 0x24);
+	sample(A + 0x3f, "jit::lines");
+	expect_line("srcline", "%llx\ta.js:70000", (unsigned long long)A + 0x3f);
+	expect_line("nowarn", "Malformed");
+	expect_line("show", "PERF_RECORD_JIT_CODE_DATA %u/%u: LINES of %#llx index 1 flags 0: bytes 0-%zu of %zu",
+		    pid, pid + 1, (unsigned long long)A, 8 + 3 * 24 + sizeof(strings),
+		    8 + 3 * 24 + sizeof(strings));
+}
+
 static const struct {
 	const char	*name;
 	void		(*fn)(void);
@@ -1208,6 +1281,7 @@ static const struct {
 	{ "flush-overlap",		case_flush_overlap },
 	{ "file-later",			case_file_later },
 	{ "fork",			case_fork },
+	{ "lines",			case_lines },
 };
 
 static void generate(const char *dir, unsigned int c)

@@ -18,7 +18,8 @@
 # named as expected (perf script), in the expected dso, and the symbol
 # counts (perf report), perf annotate's reason why it cannot disassemble
 # JIT code once a process, the expected lines of
-# --show-jit-code-events, no control bytes and
+# --show-jit-code-events, the source lines of samples in JIT code with a
+# line table, no control bytes and
 # only valid UTF-8 in any output, and the same outputs from both byte
 # orders. Prints PASS:/FAIL: per check and a summary; exits 1 if any
 # check failed.
@@ -223,6 +224,30 @@ check_dsos() {
 	fi
 }
 
+# The source line of each sample that has one expected (perf script -F
+# ip,srcline prints the ip, then the line under it).
+check_srclines() {
+	local what=$1 name=$2 msg
+	msg=$(awk -F'\t' '
+	FNR == NR {
+		if ($1 == "srcline") { n++; ip[n] = $2; want[n] = $3 }
+		next
+	}
+	/^ *[0-9a-f]+ *$/ { at = $0; gsub(/ /, "", at); next }
+	at != "" { gsub(/^ +| +$/, ""); got[at] = $0; at = "" }
+	END {
+		for (i = 1; i <= n; i++)
+			if (got[ip[i]] != want[i])
+				printf "%s: \"%s\", expected \"%s\"; ", ip[i],
+					substr(got[ip[i]], 1, 60), want[i]
+	}' "$expect" "$res/$name.out")
+	if [ -z "$msg" ]; then
+		pass "$what: every sample at its line ($(grep -c '^srcline' "$expect"))"
+	else
+		fail "$what: $msg"
+	fi
+}
+
 # The sample count of each symbol; perf report may list a name twice,
 # for two places, so add them up.
 check_report() {
@@ -334,6 +359,11 @@ for c in $cases; do
 			run dso script -i "$file" -F ip,dso
 			check_exit "$c ($order) script -F ip,dso" dso
 			check_dsos "$c ($order) script -F ip,dso" dso
+		fi
+		if grep -q '^srcline' "$expect"; then
+			run srcline script -i "$file" -F ip,srcline
+			check_exit "$c ($order) script -F ip,srcline" srcline
+			check_srclines "$c ($order) script -F ip,srcline" srcline
 		fi
 		check_report "$c ($order) report" report
 		check_show "$c ($order) show" show
