@@ -174,6 +174,15 @@ fi
 # it says, on its control fifo, that it enabled them. (A disabled perf
 # waits on its fifo; one busy with samples may read it much later.)
 late_opts=() late_args=()
+# late_stop: perf, then the JVM, and perf's control fifos (late_run's).
+late_stop() {
+	kill -INT "$ppid"
+	wait "$ppid"
+	kill "$jpid"
+	wait "$jpid" 2>/dev/null
+	exec {ctl}>&- {ack}>&-
+	rm -rf "$fifos"
+}
 late_run() {
 	local name=$1 start=$2 jpid ppid ctl ack reply fifos
 	shift 2
@@ -199,12 +208,7 @@ late_run() {
 	ppid=$!
 	echo enable >&"$ctl"
 	if ! read -r -t 300 -u "$ack" reply || [ "$reply" != ack ]; then
-		kill -INT "$ppid"
-		wait "$ppid"
-		kill "$jpid"
-		wait "$jpid" 2>/dev/null
-		exec {ctl}>&- {ack}>&-
-		rm -rf "$fifos"
+		late_stop
 		tail -n 5 "$out/$name.record"
 		fail "$name: perf record -p did not start recording in 300 s"
 		return 1
@@ -216,12 +220,7 @@ late_run() {
 		echo "return code: 0" >"$out/$name.jcmd"
 	fi
 	sleep 4
-	kill -INT "$ppid"
-	wait "$ppid"
-	kill "$jpid"
-	wait "$jpid" 2>/dev/null
-	exec {ctl}>&- {ack}>&-
-	rm -rf "$fifos"
+	late_stop
 	grep -q "perf record: Captured and wrote" "$out/$name.record" || {
 		tail -n 5 "$out/$name.record"
 		fail "$name: perf record -p wrote no data"
