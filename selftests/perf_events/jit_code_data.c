@@ -30,21 +30,6 @@
 
 #include "jit_code.h"
 
-/* PERF_RECORD_JIT_CODE_DATA up to data[], as <linux/perf_event.h> says */
-struct data_record {
-	struct perf_event_header	header;
-	__u32				pid, tid;
-	__u32				type;
-	__u32				flags;
-	__u64				addr;
-	__u64				code_index;
-	__u32				offset;
-	__u32				size;
-	__u32				total;
-	__u32				__reserved;
-	unsigned char			data[];
-};
-
 #define BIG_PAGES	1024	/* 4 MiB of ring: a whole capped load fits */
 
 /* An event on the calling thread with the given data bits. */

@@ -5,7 +5,10 @@
  * Each call starts valid; four in five get one to four fields mutated,
  * with random or boundary values: sizes, flags, operations, entry counts,
  * addresses, names, extra prctl arguments, and pointers into unmapped,
- * read-only and guard pages and kernel addresses. One thread munmaps and
+ * read-only and guard pages and kernel addresses. DATA entries carry line
+ * tables and unwind information, valid or with a field of the payload,
+ * its type, size or address mutated; some loads describe readable memory,
+ * whose bytes the kernel copies. One thread munmaps and
  * maps again a page that entries and names point into; another opens,
  * enables, disables and closes events (per-task, inherited, CPU-wide,
  * without the jit_code bit) under the calls; now and then a child forks,
@@ -16,10 +19,14 @@
  * other call no more entries than it passed, or an errno the ABI gives. A
  * listener on the calling thread that is never closed is drained after
  * each call: every record must be well formed (known type, sizes, a
- * NUL-terminated name padded with zero bytes), and it must hold exactly
- * the records of the entries that call consumed, no more and no fewer.
+ * NUL-terminated name padded with zero bytes, data pieces in order after
+ * their load, code bytes equal to the memory they were copied from), and
+ * it must hold exactly the records of the entries that call consumed, no
+ * more and no fewer: one for each entry but DATA, and for the listener,
+ * which asks for bytes and data, a piece for each 16 KiB of a DATA
+ * entry's payload and of the readable bytes of a load.
  *
- * JIT_FUZZ_SEED (default 1) and JIT_FUZZ_CALLS (default 100000) set the
+ * JIT_FUZZ_SEED (default 1) and JIT_FUZZ_CALLS (default 50000) set the
  * run; the same seed makes the same calls. Run as root, the unprivileged
  * case drops to uid and gid 65534 in a child and fuzzes there too.
  */
@@ -46,6 +53,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 
 #include "../kselftest_harness.h"
@@ -56,8 +64,15 @@
 #define CHURN_PAGES	4
 #define CHURN_EVENTS	6
 #define ENTRY_PAGES	16
-#define ARENA_PAGES	(PG_ENTRIES + ENTRY_PAGES)
+#define PAYLOAD_PAGES	24
+/* read-only code: more than one load's bytes, then a guard page */
+#define CODE_BYTES	(PERF_JIT_CODE_BYTES_MAX + 65536)
 #define NAMES_MAX	8
+#define PAYLOADS_MAX	8
+#define SCRATCH_SLOTS	8
+#define SCRATCH_SIZE	4096
+#define PIECE_SIZE	16384	/* data bytes in one record, at most */
+#define BIG_DEPTH	1700	/* frames of the big line table: 3 pieces */
 
 /* The arena's pages, by index. */
 enum {
@@ -67,7 +82,26 @@ enum {
 	PG_RO,			/* read-only: entries and names */
 	PG_HOLE,		/* unmapped */
 	PG_RACE,		/* munmapped and mapped again by a thread */
-	PG_ENTRIES,		/* read-write: args, then entries */
+	PG_PAYLOAD,		/* read-write: payloads, then scratch */
+	PG_ENTRIES = PG_PAYLOAD + PAYLOAD_PAGES,	/* args, then entries */
+	PG_CODE = PG_ENTRIES + ENTRY_PAGES,	/* CODE_BYTES, then a guard */
+};
+
+/* A valid payload for a DATA entry. */
+struct payload {
+	const void			*data;
+	__u32				type;
+	__u32				size;
+};
+
+/* A stream of data pieces as the listener reads them. */
+struct stream {
+	bool				open;	/* a piece may follow */
+	bool				lenient; /* records were lost */
+	__u32				type, next, total;
+	__u64				addr, code_index;
+	bool				load;	/* a LOAD came last */
+	__u64				load_addr, load_index;
 };
 
 struct fuzz {
@@ -77,12 +111,18 @@ struct fuzz {
 	const char			*good[NAMES_MAX];	/* valid names */
 	const char			*bad[NAMES_MAX];	/* not */
 	unsigned int			nr_good, nr_bad;
+	struct payload			payloads[PAYLOADS_MAX];
+	struct payload			big;	/* over one piece */
+	unsigned int			nr_payloads, scratch_next;
 	pid_t				pid, tid, child;
 	bool				root;
 
 	struct ev			own;
 	__u64				consumed;	/* by calls on @own */
+	__u64				expected;	/* their records */
 	__u64				delivered, lost, bytes;
+	__u64				pieces[PERF_JIT_CODE_DATA_TYPE_MAX];
+	struct stream			stream;
 
 	/* events the churn thread owns; fds read by the fuzzer, racily */
 	int				churn_fd[CHURN_EVENTS];
@@ -95,6 +135,7 @@ struct fuzz {
 	unsigned long			calls, prctls, ioctls, ok, entries;
 	unsigned long			by_errno[160];
 	unsigned long			forks, probes;
+	unsigned long			partial, flushes;
 	char				why[512];
 };
 
@@ -173,8 +214,98 @@ static const char *record_wrong(const unsigned char *buf, __u16 size)
 }
 
 /*
+ * Why a data piece of the own listener is wrong, or NULL: its layout, its
+ * place after the piece before or after its load, what the kernel
+ * checked in a payload's header, and code bytes against the memory they
+ * were copied from. Updates the stream.
+ */
+static const char *piece_wrong(struct fuzz *f, const unsigned char *buf,
+			       __u16 size)
+{
+	static const __u32 max[PERF_JIT_CODE_DATA_TYPE_MAX] = {
+		[PERF_JIT_CODE_DATA_BYTES]	= PERF_JIT_CODE_BYTES_MAX,
+		[PERF_JIT_CODE_DATA_LINES]	= PERF_JIT_CODE_LINES_MAX,
+		[PERF_JIT_CODE_DATA_UNWIND]	= PERF_JIT_CODE_UNWIND_MAX,
+	};
+	const struct data_record *rec = (const void *)buf;
+	struct stream *st = &f->stream;
+	const char *code = pg(f, PG_CODE);
+	__u64 code_start = (uintptr_t)code, code_end;
+	size_t padded, i;
+
+	if (size < sizeof(*rec) + sizeof(struct sample_id))
+		return "JIT_CODE_DATA record shorter than its fixed part";
+	if (rec->type <= PERF_JIT_CODE_DATA_UNKNOWN ||
+	    rec->type >= PERF_JIT_CODE_DATA_TYPE_MAX)
+		return "JIT_CODE_DATA record of an unknown type";
+	if ((rec->flags & ~PERF_JIT_CODE_FLAGS_SYNTHESIZED) || rec->__reserved)
+		return "JIT_CODE_DATA record with unknown flags or reserved bits";
+	if (!rec->size || rec->size > PIECE_SIZE || rec->total > max[rec->type] ||
+	    rec->offset > rec->total || rec->size > rec->total - rec->offset)
+		return "a piece that is empty, over 16 KiB or outside its data";
+	padded = ALIGN8(rec->size);
+	if (size != sizeof(*rec) + padded + sizeof(struct sample_id))
+		return "a piece whose record size is not its data's";
+	for (i = rec->size; i < padded; i++)
+		if (rec->data[i])
+			return "a piece that is not zero-padded";
+
+	if (rec->offset) {
+		if (!st->lenient &&
+		    (!st->open || st->type != rec->type ||
+		     st->addr != rec->addr ||
+		     st->code_index != rec->code_index ||
+		     st->next != rec->offset || st->total != rec->total))
+			return "a piece that does not follow the piece before";
+	} else if (rec->type == PERF_JIT_CODE_DATA_BYTES) {
+		if (!st->lenient &&
+		    (!st->load || st->load_addr != rec->addr ||
+		     st->load_index != rec->code_index))
+			return "code bytes that do not follow their load";
+	} else if (rec->type == PERF_JIT_CODE_DATA_LINES) {
+		const struct perf_jit_code_lines *l = (const void *)rec->data;
+
+		if (rec->size < sizeof(*l) ||
+		    sizeof(*l) + (__u64)l->nr_lines * sizeof(l->lines[0]) +
+		    l->strings_size != rec->total)
+			return "a line table whose header does not give its size";
+	} else {
+		const struct perf_jit_code_unwind *u = (const void *)rec->data;
+
+		if (rec->size < sizeof(*u) ||
+		    u->format != PERF_JIT_CODE_UNWIND_EH_FRAME ||
+		    u->eh_frame_hdr_size >= rec->total - sizeof(*u))
+			return "unwind information the kernel should have refused";
+	}
+
+	/* Bytes of the code pages, from this process or the sleeper. */
+	code_end = code_start + CODE_BYTES;
+	if (rec->type == PERF_JIT_CODE_DATA_BYTES &&
+	    (rec->pid == (__u32)f->pid || rec->pid == (__u32)f->child)) {
+		for (i = 0; i < rec->size; i++) {
+			__u64 at = rec->addr + rec->offset + i;
+
+			if (at >= code_start && at < code_end &&
+			    rec->data[i] != (unsigned char)code[at - code_start])
+				return "code bytes that are not the code's";
+		}
+	}
+
+	st->load = false;
+	st->open = rec->offset + rec->size < rec->total;
+	st->type = rec->type;
+	st->addr = rec->addr;
+	st->code_index = rec->code_index;
+	st->next = rec->offset + rec->size;
+	st->total = rec->total;
+	f->pieces[rec->type]++;
+	return NULL;
+}
+
+/*
  * Read every record of the own listener; 0, or -1 with f->why set. A
- * LOST record counts the records it stands for.
+ * LOST record counts the records it stands for, and the pieces after it
+ * need not follow those before.
  */
 static int own_drain(struct fuzz *f)
 {
@@ -185,6 +316,7 @@ static int own_drain(struct fuzz *f)
 
 	while (tail != head) {
 		struct perf_event_header hdr;
+		const struct jit_record *rec = (const void *)buf;
 		const char *why;
 
 		rb_copy(ev, tail, &hdr, sizeof(hdr));
@@ -197,16 +329,30 @@ static int own_drain(struct fuzz *f)
 			return -1;
 		}
 		rb_copy(ev, tail, buf, hdr.size);
-		why = record_wrong(buf, hdr.size);
+		if (hdr.type == PERF_RECORD_JIT_CODE_DATA)
+			why = piece_wrong(f, buf, hdr.size);
+		else
+			why = record_wrong(buf, hdr.size);
 		if (why) {
 			snprintf(f->why, sizeof(f->why), "%s (type %u, size %u)",
 				 why, hdr.type, hdr.size);
 			return -1;
 		}
-		if (hdr.type == PERF_RECORD_LOST)
+		if (hdr.type == PERF_RECORD_LOST) {
 			f->lost += ((__u64 *)buf)[2];
-		else
+			f->stream.lenient = true;
+			f->stream.open = false;
+			f->stream.load = false;
+		} else {
 			f->delivered++;
+		}
+		if (hdr.type == PERF_RECORD_JIT_CODE) {
+			f->stream.lenient = false;
+			f->stream.open = false;
+			f->stream.load = rec->op == PERF_JIT_CODE_LOAD;
+			f->stream.load_addr = rec->addr;
+			f->stream.load_index = rec->code_index;
+		}
 		f->bytes += hdr.size;
 		tail += hdr.size;
 	}
@@ -252,6 +398,10 @@ static void *churn(void *p)
 			}
 		} else {
 			attr_init(&attr, (r >> 8) % 5 != 0);
+			if (attr.jit_code) {
+				attr.jit_code_data = (r >> 20) & 1;
+				attr.jit_code_bytes = (r >> 21) & 1;
+			}
 			switch ((r >> 12) % 4) {
 			case 0:		/* per-task, inherited */
 				attr.inherit = 1;
@@ -384,23 +534,68 @@ static __u64 any_ptr(struct fuzz *f, __u64 good)
 	}
 }
 
-/* A valid entry, with one of the test's names. */
-static void entry_valid(struct fuzz *f, struct perf_jit_code_entry *e)
+/*
+ * A valid entry, with one of the test's names or payloads; a DATA entry
+ * only if @data, entries of @entry_size having room for its fields. A
+ * load is in the code pages at times, where its bytes can be read.
+ */
+static void entry_valid(struct fuzz *f, struct perf_jit_code_entry *e,
+			bool data)
 {
 	memset(e, 0, sizeof(*e));
-	e->op = PERF_JIT_CODE_LOAD + below(f, 4);
+	e->op = PERF_JIT_CODE_LOAD + below(f, data ? 5 : 4);
 	e->addr = 0x40000000ULL + below(f, 1 << 20) * 16;
 	e->len = 1 + below(f, 4096);
 	e->code_index = rnd(f);
-	if (e->op == PERF_JIT_CODE_LOAD)
+	if (e->op == PERF_JIT_CODE_LOAD) {
 		e->name = (uintptr_t)f->good[below(f, f->nr_good)];
+		if (chance(f, 25))
+			e->addr = (uintptr_t)pg(f, PG_CODE) +
+				  below(f, CODE_BYTES - e->len);
+	}
 	if (e->op == PERF_JIT_CODE_MOVE)
 		e->new_addr = 0x50000000ULL + below(f, 1 << 20) * 16;
+	if (e->op == PERF_JIT_CODE_DATA) {
+		const struct payload *p = &f->payloads[below(f, f->nr_payloads)];
+
+		e->len = 64 + below(f, 4032);	/* past the tables' offsets */
+		e->data = (uintptr_t)p->data;
+		e->data_type = p->type;
+		e->data_size = p->size;
+	}
+}
+
+/* A copy of @e's payload with one field or byte changed, in scratch. */
+static void payload_mutate(struct fuzz *f, struct perf_jit_code_entry *e)
+{
+	char *slot = pg(f, PG_PAYLOAD) + (PAYLOAD_PAGES * f->page -
+		     SCRATCH_SLOTS * SCRATCH_SIZE) +
+		     (f->scratch_next++ % SCRATCH_SLOTS) * SCRATCH_SIZE;
+	__u32 size = e->data_size;
+
+	if (e->op != PERF_JIT_CODE_DATA || !size || size > SCRATCH_SIZE ||
+	    e->data < (uintptr_t)pg(f, PG_PAYLOAD) ||
+	    e->data >= (uintptr_t)pg(f, PG_ENTRIES)) {
+		e->data = (uintptr_t)slot;
+		return;
+	}
+	memcpy(slot, (const void *)(uintptr_t)e->data, size);
+	if (chance(f, 70)) {
+		/* a header or line field: counts, offsets, depth, names */
+		__u32 at = below(f, (size < 64 ? size : 64) / 4) * 4, v;
+
+		v = chance(f, 50) ? any32(f) : *(__u32 *)(slot + at) +
+					      (__s32)below(f, 5) - 2;
+		memcpy(slot + at, &v, sizeof(v));
+	} else {
+		slot[below(f, size)] = rnd(f);
+	}
+	e->data = (uintptr_t)slot;
 }
 
 static void entry_mutate(struct fuzz *f, struct perf_jit_code_entry *e)
 {
-	switch (below(f, 7)) {
+	switch (below(f, 13)) {
 	case 0:
 		e->op = chance(f, 50) ? below(f, 8) : any32(f);
 		break;
@@ -420,8 +615,61 @@ static void entry_mutate(struct fuzz *f, struct perf_jit_code_entry *e)
 		e->name = chance(f, 50) ? (uintptr_t)f->bad[below(f, f->nr_bad)] :
 				     any_ptr(f, e->name);
 		break;
-	default:
+	case 6:
 		e->code_index = any64(f);
+		break;
+	case 7:
+		e->data = any_ptr(f, e->data);
+		break;
+	case 8:
+		e->data_type = chance(f, 50) ? below(f, 6) : any32(f);
+		break;
+	case 9:
+		switch (below(f, 4)) {
+		case 0:
+			e->data_size = any32(f);
+			break;
+		case 1:
+			e->data_size += (__s32)below(f, 17) - 8;
+			break;
+		case 2:
+			e->data_size = (chance(f, 50) ? PERF_JIT_CODE_LINES_MAX :
+					PERF_JIT_CODE_UNWIND_MAX) + below(f, 2);
+			break;
+		default:
+			e->data_size = 0;
+			break;
+		}
+		break;
+	case 10:
+		payload_mutate(f, e);
+		break;
+	case 11:	/* valid, in pieces */
+		memset(e, 0, sizeof(*e));
+		e->op = PERF_JIT_CODE_DATA;
+		e->addr = 0x40000000ULL + below(f, 1 << 20) * 16;
+		e->len = 64 + below(f, 4032);
+		e->code_index = rnd(f);
+		e->data = (uintptr_t)f->big.data;
+		e->data_type = f->big.type;
+		e->data_size = f->big.size;
+		break;
+	default:	/* a load of the arena, up to the cap or a hole */
+		memset(e, 0, sizeof(*e));
+		e->op = PERF_JIT_CODE_LOAD;
+		if (chance(f, 50)) {
+			/* not the race page: what it holds changes */
+			int page = below(f, PG_CODE - 1);
+
+			e->addr = (uintptr_t)pg(f, page + (page >= PG_RACE)) +
+				  below(f, f->page);
+		} else {
+			e->addr = (uintptr_t)pg(f, PG_CODE) +
+				  below(f, CODE_BYTES + f->page);
+		}
+		e->len = chance(f, 3) ? any64(f) : 1 + below(f, 32 << 10);
+		e->code_index = rnd(f);
+		e->name = (uintptr_t)f->good[below(f, f->nr_good)];
 		break;
 	}
 }
@@ -440,7 +688,7 @@ static void entries_make(struct fuzz *f, char *base, __u32 nr,
 		struct perf_jit_code_entry e;
 		char *dst = base + (size_t)i * entry_size;
 
-		entry_valid(f, &e);
+		entry_valid(f, &e, entry_size >= sizeof(e));
 		if (mutations && chance(f, 30)) {
 			entry_mutate(f, &e);
 			mutations--;
@@ -486,6 +734,163 @@ static bool errno_expected(bool is_ioctl, int err)
 }
 
 /*
+ * Whether [@addr, @addr + @len) is in the arena's pages whose mappings
+ * never change, in this process as in the sleeper and every child:
+ * there it can be read without asking the kernel.
+ */
+static bool steady(struct fuzz *f, __u64 addr, __u64 len)
+{
+	__u64 a = (uintptr_t)f->arena, p = f->page;
+
+	if (addr < a || addr + len < addr)
+		return false;
+	return addr + len <= a + PG_GUARD * p ||
+	       (addr >= a + PG_RO * p && addr + len <= a + PG_HOLE * p) ||
+	       (addr >= a + PG_PAYLOAD * p &&
+		addr + len <= a + PG_CODE * p + CODE_BYTES);
+}
+
+/* Read @len bytes of process @pid at @addr: false unless all can be. */
+static bool peek(pid_t pid, __u64 addr, void *dst, size_t len)
+{
+	struct iovec local = { dst, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
+}
+
+/*
+ * The pieces of code bytes the kernel copies for a load from process
+ * @pid: one for each 16 KiB up to the cap, until one cannot be read.
+ */
+static __u64 bytes_pieces(struct fuzz *f, pid_t pid, __u64 addr, __u64 len)
+{
+	static unsigned char buf[PIECE_SIZE];
+	__u64 total = len < PERF_JIT_CODE_BYTES_MAX ? len :
+			    PERF_JIT_CODE_BYTES_MAX;
+	__u64 done, size, n = 0;
+
+	for (done = 0; done < total; done += size, n++) {
+		size = total - done < PIECE_SIZE ? total - done : PIECE_SIZE;
+		if (addr + done < addr)
+			break;
+		if ((pid == f->pid || pid == f->child) &&
+		    steady(f, addr + done, size))
+			continue;
+		if (!peek(pid, addr + done, buf, size))
+			break;
+	}
+	return n;
+}
+
+/* Entry @i of @a, as the kernel read it; false if it cannot be read now. */
+static bool entry_read(struct fuzz *f, const struct perf_jit_code_args *a,
+		       __u32 i, struct perf_jit_code_entry *e)
+{
+	size_t n = a->entry_size < sizeof(*e) ? a->entry_size : sizeof(*e);
+	__u64 at = a->entries + (__u64)i * a->entry_size;
+
+	memset(e, 0, sizeof(*e));
+	if (steady(f, at, n)) {
+		memcpy(e, (const void *)(uintptr_t)at, n);
+		return true;
+	}
+	return peek(f->pid, at, e, n);
+}
+
+/*
+ * The records the own listener, which asks for bytes and data, gets for
+ * entry @i of @a about process @pid: none for a DATA entry but a piece
+ * for each 16 KiB of its payload; one for any other, and for a load a
+ * piece for each 16 KiB of its bytes that can be read.
+ */
+static __u64 entry_records(struct fuzz *f, const struct perf_jit_code_args *a,
+			   __u32 i, pid_t pid)
+{
+	struct perf_jit_code_entry e;
+
+	/* Unreadable now, readable at the call: the race page's loads. */
+	if (!entry_read(f, a, i, &e))
+		return 1;
+	if (e.op == PERF_JIT_CODE_DATA)
+		return (e.data_size + (__u64)PIECE_SIZE - 1) / PIECE_SIZE;
+	if (e.op == PERF_JIT_CODE_LOAD)
+		return 1 + bytes_pieces(f, pid, e.addr, e.len);
+	return 1;
+}
+
+/* Whether the first @n entries of @a are all DATA entries. */
+static bool only_data(struct fuzz *f, const struct perf_jit_code_args *a,
+		      __u32 n)
+{
+	struct perf_jit_code_entry e;
+	__u32 i;
+
+	for (i = 0; i < n; i++)
+		if (!entry_read(f, a, i, &e) || e.op != PERF_JIT_CODE_DATA)
+			return false;
+	return true;
+}
+
+/*
+ * What the own listener gets from a call with args at @uargs (@a if they
+ * are ours) that consumed @n entries: exactly @lo records, or for a
+ * replay that ran out of room inside entry @n, up to @hi. Both stay as
+ * they are (a record an entry) if the args cannot be read back.
+ */
+static void call_records(struct fuzz *f, const void *uargs,
+			 const struct perf_jit_code_args *a, bool built,
+			 __u32 n, __u64 *lo, __u64 *hi)
+{
+	struct perf_jit_code_args ka;
+	pid_t pid;
+	__u32 i;
+
+	memset(&ka, 0, sizeof(ka));
+	if (built) {
+		ka = *a;
+	} else if (!peek(f->pid, (uintptr_t)uargs, &ka.size, sizeof(ka.size)) ||
+		   !peek(f->pid, (uintptr_t)uargs, &ka,
+			 ka.size < sizeof(ka) ? ka.size : sizeof(ka))) {
+		return;
+	}
+	pid = ka.pid ? ka.pid : f->pid;
+	*lo = 0;
+	for (i = 0; i < n; i++)
+		*lo += entry_records(f, &ka, i, pid);
+	*hi = *lo;
+	if (n < ka.nr_entries)
+		*hi += entry_records(f, &ka, n, pid);
+}
+
+/*
+ * Have the listener's lost records told: write one valid record, and
+ * read it with the LOST record in front of it. 0, or -1 with f->why set.
+ */
+static int lost_flush(struct fuzz *f)
+{
+	struct perf_jit_code_entry e = {
+		.op = PERF_JIT_CODE_UNLOAD, .addr = 0x40000000ULL, .len = 16,
+	};
+	struct perf_jit_code_args a = {
+		.size = sizeof(a), .entries = (uintptr_t)&e, .nr_entries = 1,
+		.entry_size = sizeof(e),
+	};
+	long ret = prctl(PR_PERF_JIT_CODE, (unsigned long)&a, 0UL, 0UL, 0UL);
+
+	if (ret != 1) {
+		snprintf(f->why, sizeof(f->why),
+			 "a prctl of one UNLOAD returned %ld (%s)", ret,
+			 ret < 0 ? strerror(errno) : "no error");
+		return -1;
+	}
+	f->consumed++;
+	f->expected++;
+	f->flushes++;
+	return own_drain(f);
+}
+
+/*
  * One call. Returns 0, or -1 with f->why set when the result is not one
  * the ABI allows.
  */
@@ -498,7 +903,7 @@ static int fuzz_one(struct fuzz *f)
 	bool pristine = !mutations, is_ioctl = chance(f, 35), on_own = false;
 	__u32 nr, entry_size;
 	void *uargs = args;
-	__u64 seen;
+	__u64 seen, got, lo, hi;
 	long ret;
 	int fd = f->own.fd, err;
 
@@ -637,9 +1042,15 @@ static int fuzz_one(struct fuzz *f)
 				 again < 0 ? strerror(errno) : "no error");
 			return -1;
 		}
-		/* Nobody unprivileged may write about root's processes. */
+		/*
+		 * Nobody unprivileged may write about root's processes. A
+		 * DATA entry whose data the event did not ask for writes
+		 * nothing, and the kernel consumes it without asking who it
+		 * is about: a call of such entries alone is let be.
+		 */
 		if (is_ioctl && !f->root && uargs == args &&
-		    (a.pid == f->child || a.pid == 1)) {
+		    (a.pid == f->child || a.pid == 1) &&
+		    !only_data(f, &a, ret)) {
 			snprintf(f->why, sizeof(f->why),
 				 "an unprivileged ioctl wrote %ld records about pid %d",
 				 ret, a.pid);
@@ -651,17 +1062,41 @@ static int fuzz_one(struct fuzz *f)
 	}
 	if (own_drain(f))
 		return -1;
-	/* The listener holds what this call consumed, and nothing else. */
-	if (f->delivered + f->lost - seen != (ret > 0 && on_own ? ret : 0)) {
+	/*
+	 * The listener holds the records of what this call consumed, and
+	 * nothing else; a replay that ran out of room may have written
+	 * part of the next entry, which it did not consume.
+	 */
+	got = f->delivered + f->lost - seen;
+	lo = on_own && ret > 0 ? ret : 0;
+	hi = lo;
+	if (on_own && (ret > 0 || (is_ioctl && ret < 0 && err == EAGAIN)))
+		call_records(f, uargs, &a, uargs == args, lo, &lo, &hi);
+	if (!is_ioctl)
+		hi = lo;
+	/*
+	 * Records lost to a full buffer are told by a LOST record in front
+	 * of the next record that fits: after a prctl that fell short,
+	 * one more record is written, and what it brings counts.
+	 */
+	if (!is_ioctl && got < lo) {
+		if (lost_flush(f))
+			return -1;
+		got = f->delivered + f->lost - seen - 1;
+	}
+	if (got < lo || got > hi) {
 		snprintf(f->why, sizeof(f->why),
-			 "%s on %s returned %ld, and the listener got %llu records (nr_entries %u, entry_size %u, size %u, pid %d, args %s)",
+			 "%s on %s returned %ld, and the listener got %llu records, not %llu%s (nr_entries %u, entry_size %u, size %u, pid %d, args %s)",
 			 is_ioctl ? "ioctl" : "prctl",
 			 on_own ? "the listener" : "another fd", ret,
-			 (unsigned long long)(f->delivered + f->lost - seen),
+			 (unsigned long long)got, (unsigned long long)lo,
+			 hi > lo ? " or a part of the next entry's" : "",
 			 a.nr_entries, a.entry_size, a.size, a.pid,
 			 uargs == args ? "as built" : "elsewhere");
 		return -1;
 	}
+	f->partial += got > lo;
+	f->expected += got;
 	return 0;
 }
 
@@ -681,7 +1116,7 @@ static void fork_one(struct fuzz *f)
 		int i;
 
 		for (i = 0; i < 4; i++)
-			entry_valid(f, &e[i]);
+			entry_valid(f, &e[i], true);
 		f->rng ^= getpid();
 		for (i = 0; i < 16; i++)
 			prctl(PR_PERF_JIT_CODE, (unsigned long)&a, 0UL, 0UL,
@@ -726,19 +1161,112 @@ static void names_init(struct fuzz *f)
 	f->bad[f->nr_bad++] = pg(f, PG_RACE) + 1024;
 }
 
+/*
+ * A line table at @p: a stack of @depth frames at offset 0, then a line
+ * at each of @more offsets 16 bytes apart. Returns its size.
+ */
+static __u32 lines_make(void *p, unsigned int depth, unsigned int more)
+{
+	static const char strings[] = "\0fuzz.js\0inner";	/* 1, 9 */
+	struct perf_jit_code_lines *l = p;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < depth; i++, n++)
+		l->lines[n] = (struct perf_jit_code_line){
+			.line = 10 + i, .column = 1 + i % 7, .depth = i,
+			.file = 1, .function = i ? 9 : 0,
+		};
+	for (i = 1; i <= more; i++, n++)
+		l->lines[n] = (struct perf_jit_code_line){
+			.offset = 16 * i, .line = 100 + i, .file = 1,
+		};
+	l->nr_lines = n;
+	l->strings_size = sizeof(strings);
+	memcpy(&l->lines[n], strings, sizeof(strings));
+	return sizeof(*l) + n * sizeof(l->lines[0]) + sizeof(strings);
+}
+
+/* Unwind information at @p: @eh bytes of .eh_frame, @hdr of its header. */
+static __u32 unwind_make(void *p, __u32 eh, __u32 hdr)
+{
+	struct perf_jit_code_unwind *u = p;
+	unsigned char *b = (unsigned char *)(u + 1);
+	__u32 i;
+
+	u->format = PERF_JIT_CODE_UNWIND_EH_FRAME;
+	u->eh_frame_hdr_size = hdr;
+	u->addr = 0x40001000ULL;
+	for (i = 0; i < eh + hdr; i++)
+		b[i] = i * 13 + 5;
+	return sizeof(*u) + eh + hdr;
+}
+
+/* The valid payloads, the big one first, in the payload pages. */
+static void payloads_init(struct fuzz *f)
+{
+	char *at = pg(f, PG_PAYLOAD);
+	struct payload *p;
+	unsigned int i;
+
+	f->big = (struct payload){ at, PERF_JIT_CODE_DATA_LINES,
+				   lines_make(at, BIG_DEPTH, 0) };
+	at += ALIGN8(f->big.size);
+	for (i = 0; i < 5; i++) {
+		p = &f->payloads[f->nr_payloads++];
+		p->data = at;
+		switch (i) {
+		case 0:
+			p->size = lines_make(at, 1, 0);
+			break;
+		case 1:
+			p->size = lines_make(at, 3, 3);
+			break;
+		case 2:
+			p->size = lines_make(at, 150, 0);
+			break;
+		case 3:
+			p->size = unwind_make(at, 24, 0);
+			break;
+		default:
+			p->size = unwind_make(at, 64, 8);
+			break;
+		}
+		p->type = i < 3 ? PERF_JIT_CODE_DATA_LINES :
+				  PERF_JIT_CODE_DATA_UNWIND;
+		at += ALIGN8(p->size);
+	}
+}
+
+static size_t arena_size(struct fuzz *f)
+{
+	return PG_CODE * f->page + CODE_BYTES + f->page;
+}
+
 static int arena_init(struct fuzz *f)
 {
+	char *code;
+	size_t i;
+
 	f->page = sysconf(_SC_PAGESIZE);
-	f->arena = mmap(NULL, ARENA_PAGES * f->page, PROT_READ | PROT_WRITE,
+	f->arena = mmap(NULL, arena_size(f), PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (f->arena == MAP_FAILED)
 		return -1;
+	if (PAYLOAD_PAGES * f->page < 12 * SCRATCH_SIZE + SCRATCH_SLOTS *
+					SCRATCH_SIZE)
+		return -1;
 	race_fill(f, pg(f, PG_RACE));
 	names_init(f);
+	payloads_init(f);
+	code = pg(f, PG_CODE);
+	for (i = 0; i < CODE_BYTES; i++)
+		code[i] = i * 7 + i / 4093;
 	entries_make(f, pg(f, PG_RO) + 64, 16, sizeof(struct perf_jit_code_entry),
 		     0);
 	if (mprotect(pg(f, PG_GUARD), f->page, PROT_NONE) ||
 	    mprotect(pg(f, PG_RO), f->page, PROT_READ) ||
+	    mprotect(code, CODE_BYTES, PROT_READ) ||
+	    mprotect(code + CODE_BYTES, f->page, PROT_NONE) ||
 	    munmap(pg(f, PG_HOLE), f->page))
 		return -1;
 	return 0;
@@ -766,6 +1294,15 @@ static void report(struct fuzz *f, const char *who)
 	ksft_print_msg("%s: own listener: %llu reported lost, %llu bytes\n",
 		       who, (unsigned long long)f->lost,
 		       (unsigned long long)f->bytes);
+	ksft_print_msg("%s: own listener: pieces of bytes %llu, lines %llu, unwind %llu\n",
+		       who,
+		       (unsigned long long)f->pieces[PERF_JIT_CODE_DATA_BYTES],
+		       (unsigned long long)f->pieces[PERF_JIT_CODE_DATA_LINES],
+		       (unsigned long long)f->pieces[PERF_JIT_CODE_DATA_UNWIND]);
+	ksft_print_msg("%s: replays that stopped inside an entry: %lu\n", who,
+		       f->partial);
+	ksft_print_msg("%s: prctls that lost records to a full buffer: %lu\n",
+		       who, f->flushes);
 	ksft_print_msg("%s: events opened under the calls: %lu\n", who,
 		       f->churn_opened);
 	ksft_print_msg("%s: race page unmapped %lu times\n", who,
@@ -792,6 +1329,8 @@ static int fuzz_run(struct fuzz *f, unsigned long calls, const char *who)
 	for (i = 0; i < CHURN_EVENTS; i++)
 		f->churn_fd[i] = -1;
 	attr_init(&attr, true);
+	attr.jit_code_data = 1;
+	attr.jit_code_bytes = 1;
 	ret = ev_open(&f->own, &attr, 0, -1, OWN_PAGES);
 	if (ret) {
 		snprintf(f->why, sizeof(f->why), "perf_event_open: %s",
@@ -818,12 +1357,12 @@ static int fuzz_run(struct fuzz *f, unsigned long calls, const char *who)
 	pthread_join(f->race_thread, NULL);
 	if (!ret)
 		ret = own_drain(f);
-	if (!ret && f->delivered + f->lost != f->consumed) {
+	if (!ret && f->delivered + f->lost != f->expected) {
 		snprintf(f->why, sizeof(f->why),
-			 "records delivered (%llu) + lost (%llu) != entries consumed (%llu)",
+			 "records delivered (%llu) + lost (%llu) != those of the entries consumed (%llu)",
 			 (unsigned long long)f->delivered,
 			 (unsigned long long)f->lost,
-			 (unsigned long long)f->consumed);
+			 (unsigned long long)f->expected);
 		ret = -1;
 	}
 	report(f, who);
@@ -847,7 +1386,7 @@ FIXTURE_SETUP(fuzz)
 	self->sleeper = -1;
 	if (prctl(PR_PERF_JIT_CODE, 0UL, 0UL, 0UL, 0UL) < 0)
 		SKIP(return, "kernel lacks PR_PERF_JIT_CODE");
-	self->calls = env_ul("JIT_FUZZ_CALLS", 100000);
+	self->calls = env_ul("JIT_FUZZ_CALLS", 50000);
 	self->f.rng = seed;
 	self->f.root = geteuid() == 0;
 	ASSERT_EQ(0, arena_init(&self->f));
