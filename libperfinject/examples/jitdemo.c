@@ -37,8 +37,10 @@
  * stay live to the end, as the bulk of a JVM's or V8's code cache does:
  * 64 bytes each, back to back in one heap, with names as long as Java
  * method descriptors. They never run; the threads' code comes after them
- * in the registry. Once the threads are started, jitdemo says so on its
- * standard output.
+ * in the registry. With -s each has a line table too (a row every 16
+ * bytes, in its class's .java file, as a JVM's methods have) and its
+ * unwind information. Once the threads are started, jitdemo says so on
+ * its standard output.
  *
  * With -F, while each function is loaded, a child process forked then
  * runs the code it inherited for half the function's time; its interval
@@ -51,7 +53,12 @@
  *	...
  *
  * Lines starting with '#' are comments; the first one gives the process
- * id (the perf-<pid>.map and jit-<pid>.dump file names). Every other line
+ * id (the perf-<pid>.map and jit-<pid>.dump file names), and one for each
+ * function a thread compiled gives its bytes:
+ *
+ *	# code <tid> <name> <the code's bytes, two hex digits each>
+ *
+ * Every other line
  * is one execution interval: thread <tid> (decimal, as gettid(2))
  * executed the code called <name> at [<addr>, <addr> + <len>) (<addr> in
  * hex with 0x, <len> in decimal), and between <start_ns> and <end_ns>
@@ -175,6 +182,7 @@ struct worker {
 	unsigned char		*fixed;		/* -s: jit:run and jit:mix */
 	struct jit_func		run, mix;	/* -s */
 	const struct jit_func	*funcs;		/* this thread's -f functions */
+	pid_t			tid;
 	struct interval		*log;
 	size_t			log_len;
 	size_t			log_cap;
@@ -1003,6 +1011,7 @@ static void *worker_main(void *arg)
 	unsigned int round, i, cursor = 0;
 	uint64_t seq = 0, start = 0;
 
+	w->tid = tid;
 	if (stack_mode) {
 		w->err = fixed_load(w, &seq);
 		start = now_ns();
@@ -1026,6 +1035,28 @@ static void *worker_main(void *arg)
 }
 
 #define COLD_SIZE	64
+#define COLD_ROWS	(COLD_SIZE / 16)
+
+/*
+ * -s: the line table of cold function @i at @addr, in @lines (COLD_ROWS)
+ * and @frames, naming @file; lines 10 + 20 * method and on.
+ */
+static void cold_lines(unsigned int i, uintptr_t addr, const char *file,
+		       struct perfinject_line *lines,
+		       struct perfinject_frame *frames)
+{
+	unsigned int r;
+
+	for (r = 0; r < COLD_ROWS; r++) {
+		frames[r] = (struct perfinject_frame){
+			.file = file, .line = 10 + 20 * (i % 16) + r,
+		};
+		lines[r] = (struct perfinject_line){
+			.addr = addr + 16 * r, .frames = &frames[r],
+			.nr_frames = 1,
+		};
+	}
+}
 
 /*
  * Load @nr functions that never run, back to back in a heap of their own;
@@ -1033,8 +1064,11 @@ static void *worker_main(void *arg)
  */
 static unsigned char *load_cold(unsigned int nr, size_t *heap_len)
 {
+	struct perfinject_frame frames[COLD_ROWS];
+	struct perfinject_line lines[COLD_ROWS];
+	struct jit_func *tmpl = NULL;
 	unsigned char *heap;
-	char name[128];
+	char name[128], file[64];
 	unsigned int i;
 	int err;
 
@@ -1050,20 +1084,53 @@ static unsigned char *load_cold(unsigned int nr, size_t *heap_len)
 		perror("mprotect");
 		goto fail;
 	}
+	if (stack_mode) {
+		/*
+		 * One .eh_frame serves them all: it is relative to the code,
+		 * and the code keeps the CFA at rsp + 8 throughout.
+		 */
+		tmpl = calloc(1, sizeof(*tmpl));
+		if (!tmpl) {
+			perror("calloc");
+			goto fail;
+		}
+		tmpl->len = COLD_SIZE;
+		build_eh_frame(tmpl);
+	}
 	for (i = 0; i < nr; i++) {
+		uintptr_t addr = (uintptr_t)heap + (size_t)i * COLD_SIZE;
+
 		snprintf(name, sizeof(name),
 			 "org.example.cold.Class%u.method%u(Ljava/lang/String;[Ljava/lang/Object;)Ljava/util/Map;",
 			 i / 16, i % 16);
-		err = perfinject__load(pi, name, (uintptr_t)heap + (size_t)i * COLD_SIZE,
-				       COLD_SIZE, 0);
+		if (tmpl) {
+			snprintf(file, sizeof(file),
+				 "org/example/cold/Class%u.java", i / 16);
+			cold_lines(i, addr, file, lines, frames);
+			PERFINJECT_LOAD_OPTS(opts,
+				.kind = PERFINJECT_KIND_FUNCTION,
+				.lines = lines,
+				.nr_lines = COLD_ROWS,
+				.eh_frame = tmpl->eh_frame,
+				.eh_frame_sz = tmpl->eh_frame_len,
+				.eh_frame_hdr = tmpl->eh_frame_hdr,
+				.eh_frame_hdr_sz = sizeof(tmpl->eh_frame_hdr),
+			);
+			err = perfinject__load_opts(pi, name, addr, COLD_SIZE,
+						    0, &opts);
+		} else {
+			err = perfinject__load(pi, name, addr, COLD_SIZE, 0);
+		}
 		if (err) {
 			fprintf(stderr, "perfinject__load %s: %s\n", name,
 				strerror(-err));
 			goto fail;
 		}
 	}
+	free(tmpl);
 	return heap;
 fail:
+	free(tmpl);
 	munmap(heap, *heap_len);
 	return NULL;
 }
@@ -1128,6 +1195,17 @@ static void on_stop(int sig)
 	stop = 1;
 }
 
+/* "# code <tid> <name> <bytes in hex>": what @f is, as thread @tid ran it. */
+static void log_code(FILE *out, pid_t tid, const struct jit_func *f)
+{
+	size_t i;
+
+	fprintf(out, "# code %d %s ", (int)tid, f->name);
+	for (i = 0; i < f->len; i++)
+		fprintf(out, "%02x", f->code[i]);
+	fputc('\n', out);
+}
+
 static int write_log(FILE *out, const struct worker *workers,
 		     unsigned int nr_threads)
 {
@@ -1140,6 +1218,16 @@ static int write_log(FILE *out, const struct worker *workers,
 		" move=%d cold=%u stacks=%d fp=%d\n", nr_threads, nr_rounds,
 		nr_funcs, duration_ns / 1000000, move_mode, nr_cold,
 		stack_mode, stack_mode && !omit_fp);
+	for (t = 0; t < nr_threads; t++) {
+		const struct worker *w = &workers[t];
+
+		for (i = 0; i < nr_funcs; i++)
+			log_code(out, w->tid, &w->funcs[i]);
+		if (stack_mode) {
+			log_code(out, w->tid, &w->run);
+			log_code(out, w->tid, &w->mix);
+		}
+	}
 	fprintf(out, "# tid start_ns end_ns addr len name\n");
 	for (t = 0; t < nr_threads; t++) {
 		for (i = 0; i < workers[t].log_len; i++) {
