@@ -12,12 +12,14 @@
  *   attr.jit_code_data, byte for byte, also when they take several
  *   records; bad payloads get their errno and write nothing.
  * - A replay writes the bytes of the process it names, read from that
- *   process's memory, marked as synthesized.
+ *   process's memory, marked as synthesized; naming a process the caller
+ *   may not read fails, even where nothing would be written.
  */
 
 #define _GNU_SOURCE
 
 #include <errno.h>
+#include <grp.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -683,6 +685,63 @@ TEST(replay_bytes)
 	records_free(&recs);
 	ev_close(&ev);
 	munmap(code, len);
+}
+
+/*
+ * Naming a process the caller may not read fails as a whole, also in a
+ * call of DATA entries that the event did not ask for, which would write
+ * nothing: an unprivileged child, with an event that takes no data,
+ * about its root parent.
+ */
+TEST(replay_data_permission)
+{
+	struct perf_jit_code_entry e;
+	struct perf_jit_code_args args;
+	struct records recs = { 0 };
+	struct ev ev = { .fd = -1 };
+	void *lines;
+	__u32 size;
+	pid_t parent = getpid(), child;
+	int ret;
+
+	if (!jit_code_supported())
+		SKIP(return, "the kernel has no PR_PERF_JIT_CODE");
+	if (geteuid() != 0)
+		SKIP(return, "needs root to drop to an unprivileged user");
+	ret = open_data_listener(&ev, false, false, DATA_PAGES);
+	if (perf_unavailable(ret))
+		SKIP(return, "perf_event_open() not allowed here");
+	ASSERT_EQ(0, ret);
+	lines = make_lines(0, &size);
+	ASSERT_NE(NULL, lines);
+	entry_data(&e, CODE_BASE, 0x100, 9, PERF_JIT_CODE_DATA_LINES,
+		   lines, size);
+
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(KSFT_SKIP);
+		args_init(&args, &e, 1);
+		args.pid = parent;
+		EXPECT_EQ(-EACCES, jit_ioctl(ev.fd, &args));
+		/* About itself, the entry is consumed and writes nothing. */
+		args.pid = 0;
+		EXPECT_EQ(1, jit_ioctl(ev.fd, &args));
+		_exit(_metadata->exit_code);
+	}
+	ret = wait_exit(child);
+	if (ret == KSFT_SKIP)
+		SKIP(return, "cannot drop privileges");
+	ASSERT_EQ(0, ret);
+
+	ASSERT_EQ(0, ev_drain(&ev, &recs));
+	EXPECT_EQ(0, records_count(&recs, PERF_RECORD_JIT_CODE));
+	EXPECT_EQ(0, records_count(&recs, PERF_RECORD_JIT_CODE_DATA));
+	records_free(&recs);
+	ev_close(&ev);
+	free(lines);
 }
 
 TEST_HARNESS_MAIN
