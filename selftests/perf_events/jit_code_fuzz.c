@@ -26,7 +26,7 @@
  * which asks for bytes and data, a piece for each 16 KiB of a DATA
  * entry's payload and of the readable bytes of a load.
  *
- * JIT_FUZZ_SEED (default 1) and JIT_FUZZ_CALLS (default 50000) set the
+ * JIT_FUZZ_SEED (default 1) and JIT_FUZZ_CALLS (default 30000) set the
  * run; the same seed makes the same calls. Run as root, the unprivileged
  * case drops to uid and gid 65534 in a child and fuzzes there too.
  */
@@ -1188,6 +1188,17 @@ static __u32 unwind_make(void *p, __u32 eh, __u32 hdr)
 /* The valid payloads, the big one first, in the payload pages. */
 static void payloads_init(struct fuzz *f)
 {
+	/* Line tables: depth, more lines; unwind: .eh_frame, header bytes. */
+	static const struct {
+		__u32		type;
+		unsigned int	a, b;
+	} kinds[] = {
+		{ PERF_JIT_CODE_DATA_LINES,	1,	0 },
+		{ PERF_JIT_CODE_DATA_LINES,	3,	3 },
+		{ PERF_JIT_CODE_DATA_LINES,	150,	0 },
+		{ PERF_JIT_CODE_DATA_UNWIND,	24,	0 },
+		{ PERF_JIT_CODE_DATA_UNWIND,	64,	8 },
+	};
 	char *at = pg(f, PG_PAYLOAD);
 	struct payload *p;
 	unsigned int i;
@@ -1195,28 +1206,14 @@ static void payloads_init(struct fuzz *f)
 	f->big = (struct payload){ at, PERF_JIT_CODE_DATA_LINES,
 				   lines_make(at, BIG_DEPTH, 0) };
 	at += ALIGN8(f->big.size);
-	for (i = 0; i < 5; i++) {
+	for (i = 0; i < ARRAY_SIZE(kinds); i++) {
 		p = &f->payloads[f->nr_payloads++];
 		p->data = at;
-		switch (i) {
-		case 0:
-			p->size = lines_make(at, 1, 0);
-			break;
-		case 1:
-			p->size = lines_make(at, 3, 3);
-			break;
-		case 2:
-			p->size = lines_make(at, 150, 0);
-			break;
-		case 3:
-			p->size = unwind_make(at, 24, 0);
-			break;
-		default:
-			p->size = unwind_make(at, 64, 8);
-			break;
-		}
-		p->type = i < 3 ? PERF_JIT_CODE_DATA_LINES :
-				  PERF_JIT_CODE_DATA_UNWIND;
+		p->type = kinds[i].type;
+		if (p->type == PERF_JIT_CODE_DATA_LINES)
+			p->size = lines_make(at, kinds[i].a, kinds[i].b);
+		else
+			p->size = unwind_make(at, kinds[i].a, kinds[i].b);
 		at += ALIGN8(p->size);
 	}
 }
@@ -1370,7 +1367,7 @@ FIXTURE_SETUP(fuzz)
 	self->sleeper = -1;
 	if (prctl(PR_PERF_JIT_CODE, 0UL, 0UL, 0UL, 0UL) < 0)
 		SKIP(return, "kernel lacks PR_PERF_JIT_CODE");
-	self->calls = env_ul("JIT_FUZZ_CALLS", 50000);
+	self->calls = env_ul("JIT_FUZZ_CALLS", 30000);
 	self->f.rng = seed;
 	self->f.root = geteuid() == 0;
 	ASSERT_EQ(0, arena_init(&self->f));
