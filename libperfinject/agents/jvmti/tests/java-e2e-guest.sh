@@ -33,7 +33,7 @@
 #    ones javac wrote, their stacks must reach main and JavaMain.
 #
 # Prints "PASS:"/"FAIL:" lines with the measured shares; exits 1 if any
-# check failed. JAVA_HOME picks the JDK; E2E_ROUNDS (default 1000) is how
+# check failed. JAVA_HOME picks the JDK; E2E_ROUNDS (default 600) is how
 # many rounds of its three methods Hot runs in 1 (a tenth in 2): a fixed
 # amount of work, so that the share of compiled code does not depend on
 # how fast the guest is. The JVM runs C1 only (TieredStopAtLevel=1): an emulated
@@ -49,7 +49,7 @@ classes=$here/build/classes
 : "${JAVA_HOME:=$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}"
 java=$JAVA_HOME/bin/java
 jcmd=$JAVA_HOME/bin/jcmd
-rounds=${E2E_ROUNDS:-1000}
+rounds=${E2E_ROUNDS:-600}
 jvmopts=(-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx128m -cp "$classes")
 hot_re='^Hot\.(alpha|beta|gamma)\('
 
