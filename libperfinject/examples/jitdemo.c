@@ -1253,6 +1253,7 @@ int main(int argc, char **argv)
 	size_t arena_len = 0, cold_len = 0;
 	uint64_t sink = 0;
 	int opt, err = 0;
+	PERFINJECT_OPTS(popts, .flags = PERFINJECT_F_REGISTRY_DATA);
 
 	while ((opt = getopt(argc, argv, "t:r:f:d:mFc:sol:h")) != -1) {
 		switch (opt) {
@@ -1313,8 +1314,12 @@ int main(int argc, char **argv)
 		}
 	}
 
-	/* Defaults: PERFINJECT_BACKENDS, else the kernel if it can. */
-	pi = perfinject__new(NULL);
+	/*
+	 * Defaults: PERFINJECT_BACKENDS, else the kernel if it can. The
+	 * registry keeps the line tables and CFI of -s too, for a profiler
+	 * that attaches later.
+	 */
+	pi = perfinject__new(&popts);
 	if (!pi) {
 		perror("perfinject__new");
 		err = -errno;

@@ -270,61 +270,155 @@ static int pi_kernel_unwind(const struct perfinject_load_opts *o,
 	return 0;
 }
 
+/* Payloads in a buffer (struct perfinject_registry_data), 8-aligned. */
+#define PI_DATA_ALIGN(n)	(((n) + 7) & ~(size_t)7)
+
+/*
+ * The line table and the unwind information of @o, for the code @name at
+ * [@addr, @addr + @len), as the payloads of a registry entry's data: in
+ * *@data (malloc'ed; NULL when there is none) of *@size bytes. A payload
+ * over the kernel's limit is left out with a warning. 0 or -ENOMEM.
+ */
+int pi_data_build(const struct perfinject_load_opts *o, uint64_t addr,
+		  uint64_t len, const char *name, void **data, uint32_t *size)
+{
+	static const char * const what[] = { "line table",
+					      "unwind information" };
+	static const uint32_t type[] = { PERF_JIT_CODE_DATA_LINES,
+					 PERF_JIT_CODE_DATA_UNWIND };
+	void *payload[2] = { NULL, NULL };
+	size_t psize[2] = { 0, 0 }, total = 0, off = 0;
+	struct perfinject_registry_data *h;
+	char *buf;
+	int err, i;
+
+	*data = NULL;
+	*size = 0;
+	for (i = 0; i < 2; i++) {
+		if (i == 0 && !o->nr_lines)
+			continue;
+		if (i == 1 && !o->eh_frame)
+			continue;
+		err = i == 0 ? pi_kernel_lines(o, addr, &payload[i], &psize[i]) :
+			       pi_kernel_unwind(o, addr, len, &payload[i],
+						&psize[i]);
+		if (err == -ENOMEM)
+			goto out;
+		if (err) {
+			pi_warn("the %s of %s left out: %s\n", what[i], name,
+				strerror(-err));
+			continue;
+		}
+		total += sizeof(*h) + PI_DATA_ALIGN(psize[i]);
+	}
+	err = 0;
+	if (!total)
+		goto out;
+	err = -ENOMEM;
+	buf = calloc(1, total);
+	if (!buf)
+		goto out;
+	for (i = 0; i < 2; i++) {
+		if (!payload[i])
+			continue;
+		h = (void *)(buf + off);
+		h->type = type[i];
+		h->size = psize[i];
+		memcpy(h + 1, payload[i], psize[i]);
+		off += sizeof(*h) + PI_DATA_ALIGN(psize[i]);
+	}
+	*data = buf;
+	*size = total;
+	err = 0;
+out:
+	free(payload[0]);
+	free(payload[1]);
+	return err;
+}
+
+/* The next payload of @data after offset *@off, or NULL. */
+static const struct perfinject_registry_data *
+pi_data_next(const void *data, uint32_t size, size_t *off)
+{
+	const struct perfinject_registry_data *h;
+
+	if (*off + sizeof(*h) > size)
+		return NULL;
+	h = (const void *)((const char *)data + *off);
+	*off += sizeof(*h) + PI_DATA_ALIGN(h->size);
+	return h;
+}
+
+/*
+ * A copy of the data of code that moved by @delta: the unwind
+ * information is described as if mapped past the code, so it moves too.
+ */
+int pi_data_move(const void *data, uint32_t size, int64_t delta, void **out)
+{
+	const struct perfinject_registry_data *h;
+	struct perf_jit_code_unwind *u;
+	size_t off = 0;
+	char *copy;
+
+	copy = malloc(size);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, data, size);
+	while ((h = pi_data_next(copy, size, &off))) {
+		if (h->type != PERF_JIT_CODE_DATA_UNWIND)
+			continue;
+		u = (void *)(h + 1);
+		u->addr += delta;
+	}
+	*out = copy;
+	return 0;
+}
+
 static void pi_kernel_data_entry(struct perf_jit_code_entry *k,
 				 const struct perf_jit_code_entry *load,
-				 __u32 type, const void *data, size_t size)
+				 const struct perfinject_registry_data *h)
 {
 	memset(k, 0, sizeof(*k));
 	k->op = PERF_JIT_CODE_DATA;
 	k->addr = load->addr;
 	k->len = load->len;
 	k->code_index = load->code_index;
-	k->data = (__u64)(uintptr_t)data;
-	k->data_type = type;
-	k->data_size = size;
+	k->data = (__u64)(uintptr_t)(h + 1);
+	k->data_type = h->type;
+	k->data_size = h->size;
 }
 
 /*
  * Send a LOAD with options, followed by its line table and unwind
- * information where the kernel takes them. 0 once the LOAD went; a
- * payload the kernel refuses is dropped with a warning, as the load
- * itself stands. Else the LOAD's error.
+ * information where the kernel takes them: those the registry keeps,
+ * or else built for this call. 0 once the LOAD went; a payload the
+ * kernel refuses is dropped with a warning, as the load itself stands.
+ * Else the LOAD's error.
  */
 static int pi_kernel_send_load(struct perfinject *pi,
 			       const struct pi_change *c)
 {
-	const struct perfinject_load_opts *o = c->lo;
+	const struct perfinject_registry_data *h;
 	struct perf_jit_code_entry k[3];
-	void *payload[2] = { NULL, NULL };
-	const char *what[3] = { NULL, "line table", "unwind information" };
+	void *data = NULL;
+	uint32_t size = 0;
 	unsigned int nr = 1, sent, i;
-	size_t size;
+	size_t off = 0;
 	int err;
 
 	k[0] = c->kentry;
-	if (o->nr_lines) {
-		err = pi_kernel_lines(o, c->kentry.addr, &payload[0], &size);
-		if (!err)
-			pi_kernel_data_entry(&k[nr++], &c->kentry,
-					     PERF_JIT_CODE_DATA_LINES,
-					     payload[0], size);
-		else
-			pi_warn("kernel: the line table of %s not sent: %s\n",
+	if (pi->keep_data) {
+		data = c->add->data;
+		size = c->add->data_size;
+	} else {
+		err = pi_data_build(c->lo, c->kentry.addr, c->kentry.len,
+				    c->name, &data, &size);
+		if (err)
+			pi_warn("kernel: the line table and unwind information of %s not sent: %s\n",
 				c->name, strerror(-err));
 	}
-	if (o->eh_frame) {
-		err = pi_kernel_unwind(o, c->kentry.addr, c->kentry.len,
-				       &payload[1], &size);
-		if (!err) {
-			what[nr] = what[2];
-			pi_kernel_data_entry(&k[nr++], &c->kentry,
-					     PERF_JIT_CODE_DATA_UNWIND,
-					     payload[1], size);
-		} else {
-			pi_warn("kernel: the unwind information of %s not sent: %s\n",
-				c->name, strerror(-err));
-		}
-	}
+	while (nr < 3 && (h = pi_data_next(data, size, &off)))
+		pi_kernel_data_entry(&k[nr++], &c->kentry, h);
 
 	i = 0;
 	err = 0;
@@ -337,12 +431,14 @@ static int pi_kernel_send_load(struct perfinject *pi,
 			break;
 		/* The load went: a refused payload is skipped. */
 		pi_warn("kernel: refused the %s of %s: %s\n",
-			what[i] ? what[i] : "data", c->name, strerror(-err));
+			k[i].data_type == PERF_JIT_CODE_DATA_LINES ?
+			"line table" : "unwind information",
+			c->name, strerror(-err));
 		err = 0;
 		i++;
 	}
-	free(payload[0]);
-	free(payload[1]);
+	if (!pi->keep_data)
+		free(data);
 	return err;
 }
 

@@ -26,6 +26,13 @@ struct pi_entry {
 	uint32_t		kind;		/* enum perfinject_kind */
 	uint32_t		tier;
 	uint32_t		name_len;	/* without the NUL */
+	/*
+	 * The registry's data (PERFINJECT_F_REGISTRY_DATA): payloads as
+	 * struct perfinject_registry_data describes, malloc'ed, never
+	 * changed while the entry is live; NULL: none.
+	 */
+	uint32_t		data_size;
+	void			*data;
 	char			name[];
 };
 
@@ -102,6 +109,7 @@ struct perfinject {
 	size_t			nr_live;	/* atomic reads */
 	unsigned int		backends;	/* active */
 	bool			publish;	/* in the registry */
+	bool			keep_data;	/* and its data */
 	unsigned long		refs;		/* under default_lock */
 	pid_t			pid;		/* owner of the files */
 	unsigned long		fork_gen;	/* pi_fork_gen at pid */
@@ -162,6 +170,11 @@ PI_HIDDEN int pi_kernel_probe(void);
 PI_HIDDEN int pi_kernel_send(struct perfinject *pi,
 			     const struct perf_jit_code_entry *entries,
 			     unsigned int nr, unsigned int *sent);
+PI_HIDDEN int pi_data_build(const struct perfinject_load_opts *o,
+			    uint64_t addr, uint64_t len, const char *name,
+			    void **data, uint32_t *size);
+PI_HIDDEN int pi_data_move(const void *data, uint32_t size, int64_t delta,
+			   void **out);
 PI_HIDDEN int pi_kernel_send_changes(struct perfinject *pi,
 				     const struct pi_change *chg,
 				     unsigned int nr, unsigned int *sent);

@@ -15,7 +15,8 @@
 
 #define PI_CHUNK	PERF_JIT_CODE_MAX_ENTRIES
 #define PI_KNOWN_FLAGS	(PERFINJECT_F_STRICT | PERFINJECT_F_NO_ENV | \
-			 PERFINJECT_F_REGISTRY_ONLY | PERFINJECT_F_NO_REGISTRY)
+			 PERFINJECT_F_REGISTRY_ONLY | PERFINJECT_F_NO_REGISTRY | \
+			 PERFINJECT_F_REGISTRY_DATA)
 
 #ifndef offsetofend
 #define offsetofend(type, member) \
@@ -164,6 +165,9 @@ static int pi_opts_valid(const struct perfinject_opts *opts)
 	if ((opts->flags & PERFINJECT_F_REGISTRY_ONLY) &&
 	    (opts->backends || (opts->flags & PERFINJECT_F_NO_REGISTRY)))
 		return -EINVAL;
+	if ((opts->flags & PERFINJECT_F_REGISTRY_DATA) &&
+	    (opts->flags & PERFINJECT_F_NO_REGISTRY))
+		return -EINVAL;
 	if (opts->dir && !opts->dir[0])
 		return -EINVAL;
 	return 0;
@@ -297,6 +301,7 @@ perfinject__new(const struct perfinject_opts *opts)
 	pi->perfmap.fd = -1;
 	pi->jitdump.fd = -1;
 	pi->publish = !(flags & PERFINJECT_F_NO_REGISTRY);
+	pi->keep_data = flags & PERFINJECT_F_REGISTRY_DATA;
 	pi->pid = getpid();
 	pi->fork_gen = __atomic_load_n(&pi_fork_gen, __ATOMIC_RELAXED);
 	pi->dir = strdup(opts && opts->dir ? opts->dir : "/tmp");
@@ -431,6 +436,8 @@ struct pi_view {
 	uint32_t	name_len;
 	uint32_t	kind;
 	uint32_t	tier;
+	uint32_t	data_size;
+	const void	*data;
 };
 
 static void pi_view_of_change(const struct pi_change *c, uint64_t addr,
@@ -444,6 +451,8 @@ static void pi_view_of_change(const struct pi_change *c, uint64_t addr,
 	v->name_len = c->name_len;
 	v->kind = c->add ? c->add->kind : 0;
 	v->tier = c->add ? c->add->tier : 0;
+	v->data_size = c->add ? c->add->data_size : 0;
+	v->data = c->add ? c->add->data : NULL;
 }
 
 static void pi_view_of_entry(const struct pi_entry *e, struct pi_view *v)
@@ -456,6 +465,8 @@ static void pi_view_of_entry(const struct pi_entry *e, struct pi_view *v)
 	v->name_len = e->name_len;
 	v->kind = e->kind;
 	v->tier = e->tier;
+	v->data_size = e->data_size;
+	v->data = e->data;
 }
 
 /* The newest change of the chunk about @key, or NULL. */
@@ -726,6 +737,16 @@ static int pi_resolve(struct perfinject *pi,
 			return -ENOMEM;
 		c->add->kind = c->lo->kind;
 		c->add->tier = c->lo->tier;
+		if (pi->keep_data && (c->lo->nr_lines || c->lo->eh_frame)) {
+			err = pi_data_build(c->lo, op->addr, op->len,
+					    c->add->name, &c->add->data,
+					    &c->add->data_size);
+			if (err) {
+				pi_entry_free(c->add);
+				c->add = NULL;
+				return err;
+			}
+		}
 		(*loads)++;
 		c->add->dump_index = pi_dump_index(pi);
 		k->op = PERF_JIT_CODE_LOAD;
@@ -760,6 +781,17 @@ static int pi_resolve(struct perfinject *pi,
 		c->add->dump_index = v.dump_index;
 		c->add->kind = v.kind;
 		c->add->tier = v.tier;
+		if (v.data) {
+			err = pi_data_move(v.data, v.data_size,
+					   (int64_t)(op->new_addr - v.addr),
+					   &c->add->data);
+			if (err) {
+				pi_entry_free(c->add);
+				c->add = NULL;
+				return err;
+			}
+			c->add->data_size = v.data_size;
+		}
 		k->op = PERF_JIT_CODE_MOVE;
 		k->addr = v.addr;
 		k->new_addr = op->new_addr;

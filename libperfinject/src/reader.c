@@ -178,7 +178,7 @@ static int pi_read_once(pid_t pid, uint64_t desc_addr, struct pi_snapshot *s,
 	if (d.magic != PERFINJECT_REGISTRY_MAGIC ||
 	    d.version != PERFINJECT_REGISTRY_VERSION ||
 	    d.descriptor_size < sizeof(d) ||
-	    d.entry_size < sizeof(struct perfinject_registry_entry) ||
+	    d.entry_size < PERFINJECT_REGISTRY_ENTRY_SIZE_V2 ||
 	    d.entry_size > PI_MAX_ENTRY_SIZE || d.entry_size % 8 ||
 	    !d.chunk_slots || d.chunk_slots > 65536 ||
 	    (d.chunk_slots & (d.chunk_slots - 1)))

@@ -261,6 +261,8 @@ static void pub_slot_set(uint64_t slot, const struct pi_entry *e)
 	s->kind = e->kind;
 	s->tier = e->tier;
 	s->name = (uint64_t)(uintptr_t)e->name;
+	s->data_size = e->data_size;
+	s->data = (uint64_t)(uintptr_t)e->data;
 	pub_slot_end(s);
 }
 
@@ -271,6 +273,8 @@ static void pub_slot_move(uint64_t slot, const struct pi_entry *e)
 	pub_slot_begin(s);
 	s->addr = e->addr;
 	s->name = (uint64_t)(uintptr_t)e->name;
+	/* Its unwind information, moved with it. */
+	s->data = (uint64_t)(uintptr_t)e->data;
 	pub_slot_end(s);
 }
 
@@ -287,6 +291,8 @@ static void pub_slot_clear(uint64_t slot)
 	s->kind = 0;
 	s->tier = 0;
 	s->addr = 0;
+	s->data_size = 0;
+	s->data = 0;
 	pub_slot_end(s);
 }
 
@@ -429,6 +435,8 @@ struct pi_entry *pi_entry_new(uint64_t addr, uint64_t len,
 	e->kind = 0;
 	e->tier = 0;
 	e->next_free = NULL;
+	e->data_size = 0;
+	e->data = NULL;
 	e->name_len = name_len;
 	memcpy(e->name, name, name_len);
 	e->name[name_len] = '\0';
@@ -437,6 +445,8 @@ struct pi_entry *pi_entry_new(uint64_t addr, uint64_t len,
 
 void pi_entry_free(struct pi_entry *e)
 {
+	if (e)
+		free(e->data);
 	free(e);
 }
 
@@ -596,7 +606,7 @@ void pi_registry_reap(struct perfinject *pi)
 
 	while (pi->gone) {
 		e = pi->gone->next_free;
-		free(pi->gone);
+		pi_entry_free(pi->gone);
 		pi->gone = e;
 	}
 	pi_slots_give_back(pi, PI_SLOT_KEEP);
@@ -644,7 +654,7 @@ void pi_registry_fini(struct perfinject *pi)
 	}
 	while (gone) {
 		e = gone->next_free;
-		free(gone);
+		pi_entry_free(gone);
 		gone = e;
 	}
 	free(pi->by_addr.slots);

@@ -776,6 +776,9 @@ static struct perfinject *open_handle(const struct agent_opts *o)
 		popts.flags |= PERFINJECT_F_STRICT;
 	if (o->backends_none)
 		popts.flags |= PERFINJECT_F_REGISTRY_ONLY;
+	/* A profiler that attaches later gets the lines too. */
+	if (!o->nolines)
+		popts.flags |= PERFINJECT_F_REGISTRY_DATA;
 	h = perfinject__new(&popts);
 	if (!h) {
 		fprintf(stderr, PREFIX "perfinject__new: %s\n",

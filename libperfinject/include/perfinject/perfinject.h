@@ -101,6 +101,14 @@ perfinject_set_print(perfinject_print_fn_t fn);
  * PERFINJECT_F_REGISTRY_ONLY).
  */
 #define PERFINJECT_F_NO_REGISTRY	(1U << 3)
+/*
+ * Keep each live load's line table and unwind information in the
+ * registry too, in the kernel's formats, so that a profiler that
+ * attaches later gets them with the names (since 0.2; not with
+ * PERFINJECT_F_NO_REGISTRY). They take their memory for as long as the
+ * code is live, as the names do.
+ */
+#define PERFINJECT_F_REGISTRY_DATA	(1U << 4)
 
 /*
  * Options of perfinject__new(). Declare with PERFINJECT_OPTS() so that
@@ -438,8 +446,24 @@ struct perfinject_registry_entry {
 	uint32_t name_len;	/* without the NUL */
 	uint32_t kind;		/* enum perfinject_kind */
 	uint32_t tier;
-	uint32_t __reserved;
+	/* Since 0.2, where entry_size is 64 or more; else absent. */
+	uint32_t data_size;	/* bytes at data; 0: none */
+	uint64_t data;		/* address of the entry's data */
 };
+
+/*
+ * The data of an entry (PERFINJECT_F_REGISTRY_DATA): data_size bytes
+ * of payloads, each this header and then size bytes that the kernel
+ * takes as a PERF_JIT_CODE_DATA entry of that type (struct
+ * perf_jit_code_lines, struct perf_jit_code_unwind), padded to a
+ * multiple of 8. Like the name, the data of a live entry never changes.
+ */
+struct perfinject_registry_data {
+	uint32_t type;		/* enum perf_jit_code_data_type */
+	uint32_t size;		/* of the payload, without its padding */
+};
+/* Where the first published entry ended: a reader takes this or more. */
+#define PERFINJECT_REGISTRY_ENTRY_SIZE_V2	56
 
 struct perfinject_registry_descriptor {
 	uint32_t magic;		/* PERFINJECT_REGISTRY_MAGIC */

@@ -249,6 +249,57 @@ if late_run attach "" '"backends=kernel"'; then
 		}
 fi
 
+# hot_lines NAME: the samples of Hot.alpha, beta and gamma in
+# $out/NAME.data, by srcline: each with a line must be at a line javac
+# wrote into Hot.class for that method (javap -l, in $out/Hot.javap), and
+# 95% must have one. Prints "method samples at-its-lines elsewhere" for
+# each, after up to a few wrong rows; fails when they do not hold.
+hot_lines() {
+	"$perf" report -i "$out/$1.data" -n --stdio --no-children -g none \
+		--sort sym,srcline 2>/dev/null >"$out/$1-srcline.txt"
+	awk '
+	# javap -l output first: the lines of each method of Hot.
+	FNR == NR {
+		if ($0 ~ /^  [a-z].*\(.*\);$/) {
+			m = $0
+			sub(/\(.*/, "", m)
+			n = split(m, w, " ")
+			m = w[n]
+		} else if ($1 == "line" && m != "") {
+			l = $2
+			sub(/:$/, "", l)
+			table[m, l] = 1
+		}
+		next
+	}
+	$3 == "[.]" && $4 ~ /^Hot\.(alpha|beta|gamma)\(/ {
+		m = $4
+		sub(/^Hot\./, "", m)
+		sub(/\(.*/, "", m)
+		total[m] += $2
+		if ($5 ~ /^Hot\.java:[0-9]+$/) {
+			split($5, s, ":")
+			if ((m, s[2]) in table)
+				right[m] += $2
+			else {
+				wrong[m] += $2
+				print "not a line of " m " in Hot.class: " $4 " " $5
+			}
+		}
+	}
+	END {
+		ok = 1
+		for (i = 1; i <= 3; i++) {
+			m = i == 1 ? "alpha" : i == 2 ? "beta" : "gamma"
+			printf "%s %d %d %d\n", m, total[m], right[m], wrong[m]
+			if (total[m] < 10 || wrong[m] || right[m] * 100 < total[m] * 95)
+				ok = 0
+		}
+		exit !ok
+	}' "$out/Hot.javap" "$out/$1-srcline.txt"
+}
+"$JAVA_HOME/bin/javap" -l -cp "$classes" Hot >"$out/Hot.javap" 2>&1
+
 # 4. The agent from the start, perf later: perf replays the registry of
 # a JVM that compiled all it ran (-Xcomp), a round of Bench included:
 # about 2,400 methods. Hot's three are kept out of main, their caller.
@@ -273,6 +324,14 @@ if late_run registry backends=kernel; then
 		fail "perf attached later: $named of $jit JIT samples have a name (want >= 95% of >= 100)"
 	[ "$lost" = 0 ] && pass "perf attached later: no record lost before the first sample" ||
 		fail "perf attached later: $lost LOST records before the first sample"
+	# The registry keeps each method's line table (the agent's default),
+	# and perf replays it after the load.
+	if lines=$(hot_lines registry); then
+		pass "perf attached later: Hot's methods, compiled before it came, at the lines javac wrote for them, from the replayed line tables (method, samples, at its lines, elsewhere): $(echo $lines)"
+	else
+		echo "$lines" | head -n 8
+		fail "perf attached later: Hot's methods not at javac's lines, or too few with a line: $(echo "$lines" | tail -n 3)"
+	fi
 fi
 # 5. Source lines and call stacks, as perf gives them for native code:
 # Hot's methods compiled on their own (not inlined into main), the JVM
@@ -286,49 +345,7 @@ if "$perf" record -q -g -e cpu-clock -o "$out/stacks.data" "$java" \
 	-XX:CompileCommand=quiet "-XX:CompileCommand=dontinline,Hot::*" \
 	"${jvmopts[@]}" Hot 0 "$rounds" >"$out/stacks.log" 2>&1 &&
    grep -q ^done "$out/stacks.log"; then
-	"$JAVA_HOME/bin/javap" -l -cp "$classes" Hot >"$out/Hot.javap" 2>&1
-	"$perf" report -i "$out/stacks.data" -n --stdio --no-children -g none \
-		--sort sym,srcline 2>/dev/null >"$out/stacks-srcline.txt"
-	if lines=$(awk '
-		# javap -l output first: the lines of each method of Hot.
-		FNR == NR {
-			if ($0 ~ /^  [a-z].*\(.*\);$/) {
-				m = $0
-				sub(/\(.*/, "", m)
-				n = split(m, w, " ")
-				m = w[n]
-			} else if ($1 == "line" && m != "") {
-				l = $2
-				sub(/:$/, "", l)
-				table[m, l] = 1
-			}
-			next
-		}
-		$3 == "[.]" && $4 ~ /^Hot\.(alpha|beta|gamma)\(/ {
-			m = $4
-			sub(/^Hot\./, "", m)
-			sub(/\(.*/, "", m)
-			total[m] += $2
-			if ($5 ~ /^Hot\.java:[0-9]+$/) {
-				split($5, s, ":")
-				if ((m, s[2]) in table)
-					right[m] += $2
-				else {
-					wrong[m] += $2
-					print "not a line of " m " in Hot.class: " $4 " " $5
-				}
-			}
-		}
-		END {
-			ok = 1
-			for (i = 1; i <= 3; i++) {
-				m = i == 1 ? "alpha" : i == 2 ? "beta" : "gamma"
-				printf "%s %d %d %d\n", m, total[m], right[m], wrong[m]
-				if (total[m] < 10 || wrong[m] || right[m] * 100 < total[m] * 95)
-					ok = 0
-			}
-			exit !ok
-		}' "$out/Hot.javap" "$out/stacks-srcline.txt"); then
+	if lines=$(hot_lines stacks); then
 		pass "lines: Hot's methods at the lines javac wrote for them (method, samples, at its lines, elsewhere): $(echo $lines)"
 	else
 		echo "$lines" | head -n 8
