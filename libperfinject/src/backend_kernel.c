@@ -445,7 +445,9 @@ static int pi_kernel_send_load(struct perfinject *pi,
 /*
  * Send the kernel entries of @nr changes: as pi_kernel_send(), with each
  * LOAD's line table and unwind information after it when the kernel
- * takes DATA entries. *@sent counts changes.
+ * takes DATA entries: the options' (a LOAD's c->lo), or what the
+ * registry keeps of it (c->add, with PERFINJECT_F_REGISTRY_DATA; so a
+ * rundown sends them again). *@sent counts changes.
  */
 int pi_kernel_send_changes(struct perfinject *pi, const struct pi_change *chg,
 			   unsigned int nr, unsigned int *sent)
@@ -461,7 +463,8 @@ int pi_kernel_send_changes(struct perfinject *pi, const struct pi_change *chg,
 			const struct pi_change *c = &chg[done];
 
 			if (data && c->kentry.op == PERF_JIT_CODE_LOAD &&
-			    (c->lo->nr_lines || c->lo->eh_frame))
+			    (pi->keep_data ? c->add->data_size :
+			     c->lo->nr_lines || c->lo->eh_frame))
 				break;
 			pi->kentries[n++] = c->kentry;
 		}

@@ -820,17 +820,15 @@ struct pi_emit_ctx {
 static void pi_emit_flush(struct pi_emit_ctx *x)
 {
 	struct perfinject *pi = x->pi;
-	unsigned int i;
 	int err;
 
 	if (!x->nr)
 		return;
 	if (x->kernel && !x->err) {
-		for (i = 0; i < x->nr; i++)
-			pi->kentries[i] = pi->changes[i].kentry;
 		unsigned int sent;
 
-		err = pi_kernel_send(pi, pi->kentries, x->nr, &sent);
+		/* A LOAD goes with the data the registry keeps of it. */
+		err = pi_kernel_send_changes(pi, pi->changes, x->nr, &sent);
 		if (err)
 			x->err = err;
 	}
@@ -852,8 +850,11 @@ static void pi_emit_entry(struct pi_entry *e, void *ctx)
 	c->kentry.addr = e->addr;
 	c->kentry.len = e->len;
 	c->kentry.code_index = e->code_index;
-	if (x->op == PERF_JIT_CODE_LOAD)
+	c->lo = &pi_no_opts;
+	if (x->op == PERF_JIT_CODE_LOAD) {
 		c->kentry.name = (__u64)(uintptr_t)e->name;
+		c->add = e;
+	}
 	c->name = e->name;
 	c->name_len = e->name_len;
 	c->dump_index = e->dump_index;

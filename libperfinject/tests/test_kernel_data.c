@@ -5,7 +5,9 @@
  * attr.jit_code_data as PERF_RECORD_JIT_CODE_DATA, in the kernel's
  * formats, after its load and in order with the batch around it; the
  * kernel adds the code's bytes for attr.jit_code_bytes. A line table
- * over the kernel's limit is dropped and the load stands. Skips (77) on
+ * over the kernel's limit is dropped and the load stands. A rundown
+ * sends the line table and unwind information again where the registry
+ * keeps them (PERFINJECT_F_REGISTRY_DATA), else the load. Skips (77) on
  * a kernel without PERF_JIT_CODE_DATA.
  */
 #include <linux/perf_event.h>
@@ -277,6 +279,68 @@ int main(void)
 		CHECK_EQ(perfinject__count(pi), 1);
 		free(many);
 	}
+
+	/* A rundown without PERFINJECT_F_REGISTRY_DATA: the load, its bytes. */
+	CHECK_EQ(perfinject__unload(pi, other), 0);
+	drain(mp, data, size, &s);
+	{
+		PERFINJECT_LOAD_OPTS(lo, .lines = rows, .nr_lines = 3,
+				     .eh_frame = eh_frame,
+				     .eh_frame_sz = sizeof(eh_frame),
+				     .eh_frame_hdr = eh_hdr,
+				     .eh_frame_hdr_sz = sizeof(eh_hdr));
+
+		CHECK_EQ(perfinject__load_opts(pi, "Hot.alpha", a,
+					       sizeof(code), 7, &lo), 0);
+	}
+	drain(mp, data, size, &s);
+	CHECK_EQ(s.nr, 4);
+	CHECK_EQ(perfinject__rundown(pi), 1);
+	drain(mp, data, size, &s);
+	CHECK_EQ(s.nr, 2);
+	check_op(&s, 0, PERF_JIT_CODE_LOAD, a);
+	data_of(&s, 1, PERF_JIT_CODE_DATA_BYTES);
 	perfinject__free(pi);
+	drain(mp, data, size, &s);
+
+	/*
+	 * With it, the registry keeps the line table and the unwind
+	 * information: the load sends those, and a rundown sends them again
+	 * after the load and its bytes.
+	 */
+	{
+		PERFINJECT_OPTS(kopts, .backends = PERFINJECT_BACKEND_KERNEL,
+				.flags = PERFINJECT_F_STRICT |
+					 PERFINJECT_F_REGISTRY_DATA);
+		PERFINJECT_LOAD_OPTS(lo, .lines = rows, .nr_lines = 3,
+				     .eh_frame = eh_frame,
+				     .eh_frame_sz = sizeof(eh_frame),
+				     .eh_frame_hdr = eh_hdr,
+				     .eh_frame_hdr_sz = sizeof(eh_hdr));
+		int round;
+
+		pi = perfinject__new(&kopts);
+		CHECK(pi, "new: %s", strerror(errno));
+		if (!pi)
+			return t_done();
+		CHECK_EQ(perfinject__load_opts(pi, "Hot.alpha", a,
+					       sizeof(code), 7, &lo), 0);
+		for (round = 0; round < 2; round++) {
+			if (round)
+				CHECK_EQ(perfinject__rundown(pi), 1);
+			drain(mp, data, size, &s);
+			CHECK_EQ(s.nr, 4);
+			check_op(&s, 0, PERF_JIT_CODE_LOAD, a);
+			data_of(&s, 1, PERF_JIT_CODE_DATA_BYTES);
+			d = data_of(&s, 2, PERF_JIT_CODE_DATA_LINES);
+			if (d)
+				check_lines(d);
+			d = data_of(&s, 3, PERF_JIT_CODE_DATA_UNWIND);
+			if (d)
+				CHECK_EQ(((const struct perf_jit_code_unwind *)
+					  d->data)->addr, a + sizeof(code));
+		}
+		perfinject__free(pi);
+	}
 	return t_done();
 }

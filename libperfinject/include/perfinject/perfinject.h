@@ -370,7 +370,9 @@ PERFINJECT_API int perfinject__disable(struct perfinject *pi,
 
 /*
  * Emit a load for every live entry again, to every active backend: for a
- * profiler that started late. Records sent through PR_PERF_JIT_CODE are
+ * profiler that started late. With PERFINJECT_F_REGISTRY_DATA, the kernel
+ * backend sends each load's line table and unwind information after it,
+ * as the load did. Records sent through PR_PERF_JIT_CODE are
  * not marked PERF_JIT_CODE_FLAGS_SYNTHESIZED (only a profiler's ioctl
  * replay is). Returns the number of entries emitted or a negative errno.
  */
