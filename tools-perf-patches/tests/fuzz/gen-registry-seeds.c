@@ -153,9 +153,31 @@ int main(int argc, char **argv)
 	init_registry(&s, sizeof(struct registry_entry), 4, 64);
 	write_seed(argv[1], "sound", &s);
 
-	/* a later version's longer entries */
-	init_registry(&s, 64, 2, 64);
+	/* a later version's longer entries, and the first, without data */
+	init_registry(&s, 72, 2, 64);
 	write_seed(argv[1], "longer-entries", &s);
+	init_registry(&s, 56, 2, 64);
+	write_seed(argv[1], "entries-without-data", &s);
+
+	/* every live entry with data: a line table of no line */
+	init_registry(&s, sizeof(struct registry_entry), 2, 64);
+	{
+		static const uint32_t blob[4] = { 2, 8, 0, 1 };
+		uint64_t at = add_name(&s, (const char *)blob, sizeof(blob));
+
+		for (i = 0; i < 64; i += 2) {
+			entry_of(&s, 0, i)->data = at;
+			entry_of(&s, 0, i)->data_size = sizeof(blob);
+		}
+		/* and some that perf leaves out */
+		entry_of(&s, 1, 0)->data = at;
+		entry_of(&s, 1, 0)->data_size = 12;
+		entry_of(&s, 1, 2)->data = addr_of(IMAGE_SIZE + REGISTRY_PAGE);
+		entry_of(&s, 1, 2)->data_size = 16;
+		entry_of(&s, 1, 4)->data = at;
+		entry_of(&s, 1, 4)->data_size = 1U << 31;
+	}
+	write_seed(argv[1], "with-data", &s);
 
 	/* a chunk being added: the second address still 0 */
 	init_registry(&s, sizeof(struct registry_entry), 4, 64);

@@ -62,7 +62,8 @@ struct registry_entry {
 	uint32_t	name_len;
 	uint32_t	kind;
 	uint32_t	tier;
-	uint32_t	reserved;
+	uint32_t	data_size;	/* bytes at data, in 64-byte entries */
+	uint64_t	data;
 };
 
 #define REGISTRY_MAGIC		0x4a495452	/* "JITR" */
