@@ -8,6 +8,7 @@
 #define JIT_CODE_H
 
 #include <errno.h>
+#include <grp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -138,6 +139,19 @@ static inline bool jit_code_supported(void)
 static inline bool perf_unavailable(int err)
 {
 	return err == -EACCES || err == -EPERM;
+}
+
+/*
+ * Become uid and gid 65534 (nobody), without supplementary groups: a
+ * process with none of the rights of the root test that forked it.
+ * 0, or -1 with errno set.
+ */
+static inline int drop_to_nobody(void)
+{
+	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+	    setresuid(65534, 65534, 65534))
+		return -1;
+	return 0;
 }
 
 static inline void attr_init(struct perf_event_attr *attr, bool jit_code)

@@ -19,7 +19,6 @@
 #define _GNU_SOURCE
 
 #include <errno.h>
-#include <grp.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -720,8 +719,7 @@ TEST(replay_data_permission)
 	child = fork();
 	ASSERT_LE(0, child);
 	if (!child) {
-		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
-		    setresuid(65534, 65534, 65534))
+		if (drop_to_nobody())
 			_exit(KSFT_SKIP);
 		args_init(&args, &e, 1);
 		args.pid = parent;

@@ -34,7 +34,6 @@
 #define _GNU_SOURCE
 
 #include <errno.h>
-#include <grp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -1443,7 +1442,7 @@ TEST_F_TIMEOUT(fuzz, unprivileged, 3600)
 		int ret;
 
 		close(pipefd[0]);
-		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		if (drop_to_nobody())
 			_exit(3);
 		self->f.root = false;
 		ret = fuzz_run(&self->f, self->calls / 4, "unprivileged");

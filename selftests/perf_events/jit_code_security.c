@@ -23,7 +23,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +32,6 @@
 
 #include "jit_code.h"
 
-#define NOBODY		65534
 #define EXEC_ENV	"JIT_SECURITY_EXEC"
 
 static int paranoid_rw(const char *set, char *old, size_t len)
@@ -53,12 +51,6 @@ static int paranoid_rw(const char *set, char *old, size_t len)
 	if (fclose(fp))
 		ret = -1;
 	return ret;
-}
-
-static int drop_privileges(void)
-{
-	return setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
-	       setresuid(NOBODY, NOBODY, NOBODY) ? -1 : 0;
 }
 
 /*
@@ -393,7 +385,7 @@ TEST_F(monitor, only_allowed_events)
 		struct perf_event_attr attr;
 		struct ev own, other;
 
-		if (drop_privileges())
+		if (drop_to_nobody())
 			_exit(KSFT_SKIP);
 		attr_init(&attr, true);
 		res.open_self = ev_open(&own, &attr, 0, -1, DATA_PAGES);
@@ -531,7 +523,7 @@ TEST_F(setuid, exec_ends_delivery)
 		 * Dropping privileges made this process not dumpable, and its
 		 * child with it: nobody could watch it. Undo that.
 		 */
-		if (drop_privileges() || prctl(PR_SET_DUMPABLE, 1) || pipe(go))
+		if (drop_to_nobody() || prctl(PR_SET_DUMPABLE, 1) || pipe(go))
 			_exit(KSFT_SKIP);
 		child = fork();
 		if (!child) {
