@@ -339,8 +339,13 @@ static int br_handle(void)
 	if (br_pi_failed)
 		return -ENODEV;
 	perfinject_set_print(br_print);
+	/*
+	 * The registry keeps the line tables and CFI the runtime wrote to
+	 * its jitdump too, for a profiler that attaches later.
+	 */
 	PERFINJECT_OPTS(opts, .backends = PERFINJECT_BACKEND_KERNEL,
-			.flags = PERFINJECT_F_NO_ENV);
+			.flags = PERFINJECT_F_NO_ENV |
+				 PERFINJECT_F_REGISTRY_DATA);
 	br_pi = perfinject__new(&opts);
 	if (br_pi)
 		return 0;
