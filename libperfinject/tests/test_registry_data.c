@@ -93,6 +93,25 @@ static void make_lines(uint64_t addr)
 	}
 }
 
+/* Options of a load with make_lines()'s table and unwind information. */
+static struct perfinject_load_opts *data_opts(uint64_t addr)
+{
+	static struct perfinject_load_opts lo;
+
+	make_lines(addr);
+	memset(&lo, 0, sizeof(lo));
+	lo.sz = sizeof(lo);
+	lo.line_sz = sizeof(struct perfinject_line);
+	lo.frame_sz = sizeof(struct perfinject_frame);
+	lo.lines = lines;
+	lo.nr_lines = ROWS;
+	lo.eh_frame = eh_frame;
+	lo.eh_frame_sz = sizeof(eh_frame);
+	lo.eh_frame_hdr = eh_hdr;
+	lo.eh_frame_hdr_sz = sizeof(eh_hdr);
+	return &lo;
+}
+
 /* The line table in @e's data is make_lines()'s, from the code's start. */
 static void check_lines(const struct perfinject_registry_entry *e)
 {
@@ -183,16 +202,7 @@ int main(void)
 	}
 
 	pi = open_handle(PERFINJECT_F_REGISTRY_DATA);
-	make_lines(a);
-	{
-		PERFINJECT_LOAD_OPTS(lo, .lines = lines, .nr_lines = ROWS,
-				     .eh_frame = eh_frame,
-				     .eh_frame_sz = sizeof(eh_frame),
-				     .eh_frame_hdr = eh_hdr,
-				     .eh_frame_hdr_sz = sizeof(eh_hdr));
-
-		CHECK_EQ(perfinject__load_opts(pi, "f", a, 100, 0, &lo), 0);
-	}
+	CHECK_EQ(perfinject__load_opts(pi, "f", a, 100, 0, data_opts(a)), 0);
 	e = entry_at(a);
 	CHECK(e, "no entry for the load");
 	if (!e)
@@ -217,23 +227,14 @@ int main(void)
 	}
 
 	/* A load and its move in one batch: the move copies the new data. */
-	make_lines(c);
-	{
-		PERFINJECT_LOAD_OPTS(lo, .lines = lines, .nr_lines = ROWS,
-				     .eh_frame = eh_frame,
-				     .eh_frame_sz = sizeof(eh_frame),
-				     .eh_frame_hdr = eh_hdr,
-				     .eh_frame_hdr_sz = sizeof(eh_hdr));
-
-		ops[0] = (struct perfinject_code_op){
-			.op = PERFINJECT_OP_LOAD, .addr = c, .len = 60,
-			.name = "g", .opts = &lo,
-		};
-		ops[1] = (struct perfinject_code_op){
-			.op = PERFINJECT_OP_MOVE, .addr = c, .new_addr = c + 512,
-		};
-		CHECK_EQ(perfinject__batch(pi, ops, 2), 2);
-	}
+	ops[0] = (struct perfinject_code_op){
+		.op = PERFINJECT_OP_LOAD, .addr = c, .len = 60,
+		.name = "g", .opts = data_opts(c),
+	};
+	ops[1] = (struct perfinject_code_op){
+		.op = PERFINJECT_OP_MOVE, .addr = c, .new_addr = c + 512,
+	};
+	CHECK_EQ(perfinject__batch(pi, ops, 2), 2);
 	e = entry_at(c + 512);
 	CHECK(e, "no entry after a batch's load and move");
 	if (e) {
@@ -292,16 +293,7 @@ int main(void)
 
 	/* Without the flag, the registry keeps names only. */
 	pi = open_handle(0);
-	make_lines(a);
-	{
-		PERFINJECT_LOAD_OPTS(lo, .lines = lines, .nr_lines = ROWS,
-				     .eh_frame = eh_frame,
-				     .eh_frame_sz = sizeof(eh_frame),
-				     .eh_frame_hdr = eh_hdr,
-				     .eh_frame_hdr_sz = sizeof(eh_hdr));
-
-		CHECK_EQ(perfinject__load_opts(pi, "f", a, 100, 0, &lo), 0);
-	}
+	CHECK_EQ(perfinject__load_opts(pi, "f", a, 100, 0, data_opts(a)), 0);
 	e = entry_at(a);
 	CHECK(e && !e->data && !e->data_size,
 	      "data kept without PERFINJECT_F_REGISTRY_DATA");
