@@ -5,7 +5,7 @@
 # and without the data that comes with it. Run in the patched kernel by
 # replay-time.sh:
 #
-#   replay-time-guest.sh PERF OUTDIR FUNCTIONS
+#   replay-time-guest.sh PERF OUTDIR FUNCTIONS [profile]
 #
 # Two jitdemos, each with FUNCTIONS cold functions live, are recorded
 # late by perf record -p (the first) and -a (both), for 1 s, in four
@@ -23,10 +23,13 @@
 # each way and target, perf record's "Replayed ... in N ms" of both runs,
 # the perf.data size, and the time against names' (the ratio of the
 # sums). Times in an emulated guest are not real time: read the ratios.
+# With "profile", one more -a recording with everything runs under
+# perf record -a -g (it is not in the table), and the share of the
+# replay's work in its samples is printed after the table.
 
 set -u
-[ $# -eq 3 ] || { sed -n '3,/^$/s/^# \{0,1\}//p' "$0" >&2; exit 2; }
-perf=$(readlink -f "$1") out=$2 n=$3
+[ $# -eq 3 ] || [ $# -eq 4 ] || { sed -n '3,/^$/s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+perf=$(readlink -f "$1") out=$2 n=$3 profile=${4:-}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 demo=$top/libperfinject/examples/jitdemo
 tmp=$(mktemp -d)
@@ -64,7 +67,10 @@ run() {
 	local way=$1 target=$2 round=$3 ms
 	local f=$tmp/$way-$target-$round
 	shift 3
-	"$perf" record -e cpu-clock "$@" -o "$f.data" -- sleep 1 >"$f.out" 2>&1 ||
+	local -a outer=()
+	[ "$round" = profile ] &&
+		outer=("$perf" record -q --no-jit-code -e cpu-clock -a -g -o "$tmp/profile.data" --)
+	"${outer[@]}" "$perf" record -e cpu-clock "$@" -o "$f.data" -- sleep 1 >"$f.out" 2>&1 ||
 		{ cat "$f.out" >&2; echo "replay-time: perf record failed" >&2; exit 1; }
 	ms=$(sed -n 's/^Replayed [0-9]* JIT code records .* in \([0-9]*\) ms$/\1/p' "$f.out")
 	cp "$f.out" "$out/"
@@ -95,6 +101,8 @@ for way in names data bytes all; do
 			kib[$way,$target]=$k
 		done
 	done
+	[ "$way" = all ] && [ "$profile" = profile ] &&
+		run all a profile "${bytes[@]}" -a >/dev/null
 	stop
 done
 
@@ -118,3 +126,12 @@ for way in names data bytes all; do
 		echo "| $desc | $tgt | $a, $b | ${kib[$way,$target]} | $ratio |"
 	done
 done
+
+[ "$profile" = profile ] || exit 0
+# The replaying perf's samples, with their callers: the ioctl and what
+# takes its time.
+echo
+echo "Profile of perf record -a, line tables, CFI and --jit-code-bytes (share of perf's samples, with callees):"
+"$perf" report -i "$tmp/profile.data" --children --comm perf --sort sym --stdio -g none \
+	--percent-limit 0.1 2>/dev/null |
+	grep -E ' (jit_registry__replay_pid|perf_event_jit_code_ioctl|perf_jit_code_replay|__access_remote_vm|ptrace_may_access|perf_jit_code_data_begin|perf_jit_code_output_one|process_vm_readv|record__pushfn)'
