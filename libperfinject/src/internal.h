@@ -28,8 +28,9 @@ struct pi_entry {
 	uint32_t		name_len;	/* without the NUL */
 	/*
 	 * The registry's data (PERFINJECT_F_REGISTRY_DATA): payloads as
-	 * struct perfinject_registry_data describes, malloc'ed, never
-	 * changed while the entry is live; NULL: none.
+	 * struct perfinject_registry_data describes, from pi_data_build()
+	 * or pi_data_move() (shared by the entries a move made, counted),
+	 * never changed while an entry that has it is live; NULL: none.
 	 */
 	uint32_t		data_size;
 	void			*data;
@@ -170,14 +171,19 @@ PI_HIDDEN int pi_kernel_probe(void);
 PI_HIDDEN int pi_kernel_send(struct perfinject *pi,
 			     const struct perf_jit_code_entry *entries,
 			     unsigned int nr, unsigned int *sent);
+PI_HIDDEN int pi_kernel_send_changes(struct perfinject *pi,
+				     const struct pi_change *chg,
+				     unsigned int nr, unsigned int *sent);
+
+/* data.c */
 PI_HIDDEN int pi_data_build(const struct perfinject_load_opts *o,
 			    uint64_t addr, uint64_t len, const char *name,
 			    void **data, uint32_t *size);
 PI_HIDDEN int pi_data_move(const void *data, uint32_t size, int64_t delta,
 			   void **out);
-PI_HIDDEN int pi_kernel_send_changes(struct perfinject *pi,
-				     const struct pi_change *chg,
-				     unsigned int nr, unsigned int *sent);
+PI_HIDDEN void pi_data_put(void *data);
+PI_HIDDEN const struct perfinject_registry_data *
+pi_data_next(const void *data, uint32_t size, size_t *off);
 
 /* backend_files.c */
 PI_HIDDEN int pi_safe_create(const char *path, int *fdp, bool *created);

@@ -446,7 +446,7 @@ struct pi_entry *pi_entry_new(uint64_t addr, uint64_t len,
 void pi_entry_free(struct pi_entry *e)
 {
 	if (e)
-		free(e->data);
+		pi_data_put(e->data);
 	free(e);
 }
 

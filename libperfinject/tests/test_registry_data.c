@@ -3,7 +3,8 @@
  * The data of registry entries (PERFINJECT_F_REGISTRY_DATA): a load with
  * a line table and unwind information publishes both, in the kernel's
  * formats, as doc/registry.md lays them out; a move publishes a copy
- * whose unwind information moved with the code; an unload, or a load the
+ * whose unwind information moved with the code, or shares a line table
+ * that has none, as long as an entry has it; an unload, or a load the
  * kernel would refuse the line table of, publishes what it should; a
  * handle without the flag publishes none. Read from the published view
  * itself, as a reader outside would, so no kernel is needed.
@@ -240,6 +241,40 @@ int main(void)
 	if (e) {
 		check_lines(e);
 		check_unwind(e, c + 512 + 64);
+	}
+
+	/*
+	 * A line table alone moves as it is (its offsets are from the
+	 * code's start): the entries a move makes share it, and it lives
+	 * as long as one of them, past the reaping of the others.
+	 */
+	{
+		struct perfinject_load_opts *lo = data_opts(c);
+		uint64_t lines_data;
+
+		lo->eh_frame = NULL;
+		lo->eh_frame_sz = 0;
+		lo->eh_frame_hdr = NULL;
+		lo->eh_frame_hdr_sz = 0;
+		CHECK_EQ(perfinject__load_opts(pi, "h", c, 60, 0, lo), 0);
+		e = entry_at(c);
+		CHECK(e && e->data, "no data for a load with a line table");
+		lines_data = e ? e->data : 0;
+		CHECK_EQ(perfinject__move(pi, c, c + 256), 0);
+		CHECK_EQ(perfinject__move(pi, c + 256, c + 768), 0);
+		/* Commits that reap the entries the moves retired. */
+		CHECK_EQ(perfinject__load(pi, "plain", a, 32, 0), 0);
+		CHECK_EQ(perfinject__unload(pi, a), 0);
+		e = entry_at(c + 768);
+		CHECK(e, "no entry after two moves");
+		if (e) {
+			CHECK(e->data == lines_data,
+			      "a line table alone copied on a move");
+			check_lines(e);
+			CHECK(!payload(e, PERF_JIT_CODE_DATA_UNWIND, &(uint32_t){ 0 }),
+			      "unwind information without any given");
+		}
+		CHECK_EQ(perfinject__unload(pi, c + 768), 0);
 	}
 
 	/* Unloads clear the data with the slot. */
