@@ -4,9 +4,10 @@
  * process perf does not trust (util/jit-registry.c). The input is a
  * registry as the process has it, and the changes the process makes to it
  * while perf reads (registry-input.h). It is mapped in this process, and
- * perf reads it with jit_registry__snapshot_live(), the snapshot the
- * replay takes (perf test "JIT code registry reader" calls it on a child
- * process), through process_vm_readv() of this process.
+ * perf reads it with jit_registry__snapshot_data(), the snapshot the
+ * replay takes for an event that takes the entries' line tables and
+ * unwind information too (perf test "JIT code registry reader" calls it
+ * on a child process), through process_vm_readv() of this process.
  *
  * Three calls perf's code makes are this program's (run.sh renames them
  * in its copy of perf's objects):
@@ -201,7 +202,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fuzz_clock_gettime(CLOCK_MONOTONIC, &ts);
 	start_ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	ret = jit_registry__snapshot_live(getpid(), REGISTRY_BASE + in.desc);
+	ret = jit_registry__snapshot_data(getpid(), REGISTRY_BASE + in.desc,
+					  true, NULL, NULL);
 	fuzz_clock_gettime(CLOCK_MONOTONIC, &ts);
 	ms = (ts.tv_sec * 1000000000ULL + ts.tv_nsec - start_ns) / 1000000;
 
