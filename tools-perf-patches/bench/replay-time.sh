@@ -16,22 +16,12 @@
 # Takes about 7 minutes under emulation.
 
 . "$(dirname "$0")/../../scripts/lib.sh"
+. "$(dirname "$0")/guest-bench.sh"
 
 profile=
 [ "${1:-}" = --profile ] && { profile=profile; shift; }
-n=${1:-25000}
-case $n in ''|*[!0-9]*|0) die "FUNCTIONS must be a positive number, not '$n'" ;; esac
-kernel=$("$TOP/scripts/build-kernel" debug)
-perf=$("$TOP/scripts/build-perf")
-msg "building libperfinject and jitdemo"
-make -s -C "$TOP/libperfinject" lib examples >/dev/null
+bench_prepare "${1:-}" 25000
 out=$BUILD/replay-time
-rm -rf "$out"
-mkdir -p "$out"
 msg "recording in the patched kernel"
-"$TOP/scripts/vm-run" --kernel "$kernel" --timeout 3000 --share "$out" -- \
-	"$TOP/tools-perf-patches/bench/replay-time-guest.sh" "$perf" "$out/run" \
-	"$n" $profile >"$out/vm.log" 2>&1 ||
-	{ tail -n 30 "$out/vm.log"; die "the run failed"; }
-grep -E '^\|' "$out/vm.log" || { tail -n 30 "$out/vm.log"; die "no table"; }
+bench_run "$out" 3000 replay-time-guest.sh "$n" $profile
 [ -z "$profile" ] || sed -n '/^Profile of/,$p' "$out/vm.log" | grep -v '^vm-run:'

@@ -13,13 +13,9 @@
 # minutes under emulation.
 
 . "$(dirname "$0")/../../scripts/lib.sh"
+. "$(dirname "$0")/guest-bench.sh"
 
-n=${1:-10000}
-case $n in ''|*[!0-9]*|0) die "FUNCTIONS must be a positive number, not '$n'" ;; esac
-kernel=$("$TOP/scripts/build-kernel" debug)
-perf=$("$TOP/scripts/build-perf")
-msg "building libperfinject and jitdemo"
-make -s -C "$TOP/libperfinject" lib examples >/dev/null
+bench_prepare "${1:-}" 10000
 agent=() jvm=
 if command -v javac >/dev/null; then
 	msg "building the JVMTI agent"
@@ -29,12 +25,5 @@ if command -v javac >/dev/null; then
 else
 	jvm=" (no JDK: the JVM row is left out)"
 fi
-out=$BUILD/ring-bytes
-rm -rf "$out"
-mkdir -p "$out"
 msg "recording in the patched kernel$jvm"
-"$TOP/scripts/vm-run" --kernel "$kernel" --timeout 1800 --share "$out" -- \
-	"$TOP/tools-perf-patches/bench/ring-bytes-guest.sh" "$perf" "$out/run" \
-	"$n" "${agent[@]}" >"$out/vm.log" 2>&1 ||
-	{ tail -n 30 "$out/vm.log"; die "the run failed"; }
-grep -E '^\|' "$out/vm.log" || { tail -n 30 "$out/vm.log"; die "no table"; }
+bench_run "$BUILD/ring-bytes" 1800 ring-bytes-guest.sh "$n" "${agent[@]}"
