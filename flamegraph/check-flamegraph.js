@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 //
-// Open a flame graph HTML in headless chromium, wait until it has drawn,
-// check that each NAME is a labelled frame in the page's DOM, and save a
-// screenshot that is checked to show a flame graph. Run through the
+// Open a flame graph HTML in headless chromium, wait until the page says it
+// has drawn (perf-flamegraph's pages resolve window.flamegraphDrawn once d3
+// has finished), check that each NAME is a labelled frame, and save a
+// screenshot that is checked to show a flame graph. Only the labels and the
+// names asked for are read from the page, not its DOM. Run through the
 // check-flamegraph wrapper.
 //
 // Chromium is driven over its DevTools pipe rather than with --dump-dom and
@@ -22,7 +24,12 @@ const { pathToFileURL } = require('url');
 const PROG = 'check-flamegraph';
 const WIDTH = 1400;
 const HEIGHT = 900;
-const TIMEOUT_MS = 60000;
+// How long the page may take, from chromium's start to the end of its
+// drawing: a fixed part for the browser and one per frame the page draws
+// (its data-flamegraph-frames), generous for a loaded 2-core machine. A
+// pruned JVM profile has a few thousand frames; an unpruned one 30,000.
+const BASE_MS = 30000;
+const PER_FRAME_MS = 4;
 
 // The browser being driven, ended with its process group on any failure.
 let active = null;
@@ -46,8 +53,6 @@ function fail(msg) {
 	process.stderr.write(`${PROG}: FAIL: ${msg}\n`);
 	process.exit(1);
 }
-
-const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
 
 function parseArgs(argv) {
 	const opt = { dom: null, rest: [] };
@@ -154,7 +159,7 @@ class Browser {
 	}
 }
 
-async function render(exe, htmlFile) {
+async function render(exe, htmlFile, names, domFile) {
 	const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'check-flamegraph-'));
 	const b = active = new Browser(exe, profile);
 	const errors = [];
@@ -181,59 +186,51 @@ async function render(exe, htmlFile) {
 			throw new Error(`cannot open ${htmlFile}: ${nav.errorText}`);
 		await loaded;
 
-		// d3 animates the drawing; take the DOM once it has not changed
-		// for a second (the gaps between its transitions are shorter).
-		const expr = { expression: 'document.documentElement.outerHTML', returnByValue: true };
+		// The page settles window.flamegraphDrawn when d3 is done (or
+		// rejects it when its script throws); wait for that, then read
+		// the labels drawn and, for names not drawn, whether the data
+		// has them.
+		const expr = `(async (names) => {
+			const st = { error: null };
+			if (!(window.flamegraphDrawn instanceof Promise))
+				st.error = 'the page does not say when it has drawn ' +
+					'(no window.flamegraphDrawn: made by an older perf-flamegraph?)';
+			else
+				await window.flamegraphDrawn.catch((e) => { st.error = String(e); });
+			const shown = new Set();
+			for (const d of document.querySelectorAll('#chart div.d3-flame-graph-label'))
+				if (d.style.display !== 'none' && d.textContent !== '')
+					shown.add(d.textContent);
+			const inData = new Set();
+			const el = document.getElementById('flamegraph-data');
+			if (el) {
+				const stack = [JSON.parse(el.textContent)];
+				while (stack.length) {
+					const n = stack.pop();
+					inData.add(n.name);
+					(n.children || []).forEach((c) => stack.push(c));
+				}
+			}
+			return {
+				error: st.error,
+				state: document.documentElement.getAttribute('data-flamegraph'),
+				frames: document.querySelectorAll('#chart g.frame').length,
+				shown: shown.size,
+				names: names.map((n) => ({ name: n, drawn: shown.has(n), inData: inData.has(n) })),
+			};
+		})(${JSON.stringify(names)})`;
+		const got = (await page('Runtime.evaluate',
+			{ expression: expr, awaitPromise: true, returnByValue: true })).result.value;
 		let dom = null;
-		let still = 0;
-		const deadline = Date.now() + 20000;
-		while (still < 4) {
-			if (Date.now() > deadline)
-				throw new Error('the page did not stop changing within 20 s');
-			await sleep(250);
-			const now = (await page('Runtime.evaluate', expr)).result.value;
-			still = now === dom ? still + 1 : 0;
-			dom = now;
-		}
+		if (domFile)
+			dom = (await page('Runtime.evaluate', { expression: 'document.documentElement.outerHTML',
+				returnByValue: true })).result.value;
 		const shot = await page('Page.captureScreenshot', { format: 'png' });
-		return { dom, png: Buffer.from(shot.data, 'base64'), errors, fetched };
+		return { got, dom, png: Buffer.from(shot.data, 'base64'), errors, fetched };
 	} finally {
 		await b.close();
 		cleanup();
 	}
-}
-
-// ---- what the DOM shows -------------------------------------------------
-
-const unescape = (s) => s.replace(/&(amp|lt|gt|quot|#39|nbsp);/g, (_, e) =>
-	({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", nbsp: '\u00a0' })[e]);
-
-// Labels drawn by d3-flame-graph: <div class="d3-flame-graph-label" ...>NAME</div>
-// inside a frame's foreignObject; hidden ones (frames too narrow) have
-// display: none. Script elements, where the embedded data is, are left out.
-function drawnLabels(dom) {
-	const body = dom.replace(/<script\b[^>]*>[\s\S]*?<\/script>/gi, '');
-	const re = /<div class="d3-flame-graph-label"([^>]*)>([^<]*)<\/div>/g;
-	const shown = new Set();
-	let m;
-	while ((m = re.exec(body)) !== null)
-		if (!/display:\s*none/.test(m[1]) && m[2] !== '')
-			shown.add(unescape(m[2]));
-	const frames = (body.match(/<g [^>]*class="frame[ "]/g) || []).length;
-	return { shown, frames };
-}
-
-function dataNames(dom) {
-	const m = /<script type="application\/json" id="flamegraph-data">([\s\S]*?)<\/script>/.exec(dom);
-	const names = new Set();
-	if (!m)
-		return names;
-	const walk = (n) => {
-		names.add(n.name);
-		(n.children || []).forEach(walk);
-	};
-	walk(JSON.parse(m[1]));
-	return names;
 }
 
 // ---- what the screenshot shows ------------------------------------------
@@ -313,6 +310,16 @@ function pngStats(img) {
 	return { colours: colours.size, warm: warm / n, blank: blank / n };
 }
 
+// The number of frames the page says it draws, read from its <html> tag.
+function pageFrames(file) {
+	const fd = fs.openSync(file, 'r');
+	const head = Buffer.alloc(4096);
+	const n = fs.readSync(fd, head, 0, head.length, 0);
+	fs.closeSync(fd);
+	const m = /<html[^>]*\sdata-flamegraph-frames="(\d+)"/.exec(head.toString('utf8', 0, n));
+	return m ? Number(m[1]) : null;
+}
+
 async function main() {
 	const opt = parseArgs(process.argv.slice(2));
 	const exe = process.env.CHROMIUM || '/usr/bin/chromium';
@@ -321,11 +328,19 @@ async function main() {
 
 	for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'])
 		process.on(sig, () => fail(`stopped by ${sig}`));
-	setTimeout(() => fail(`chromium gave no result within ${TIMEOUT_MS / 1000} s`),
-		   TIMEOUT_MS).unref();
+	// A page that does not say how many frames it has is judged as one
+	// of 30,000: it fails on its missing signal, not on this limit.
+	const frames = pageFrames(opt.html);
+	const limit = BASE_MS + PER_FRAME_MS * (frames === null ? 30000 : frames);
+	const t0 = Date.now();
+	setTimeout(() => fail(`the page did not say it had drawn within ${limit / 1000} s ` +
+			      `(waited for window.flamegraphDrawn to settle; the limit is ` +
+			      `${BASE_MS / 1000} s and ${PER_FRAME_MS} ms for each of its ` +
+			      `${frames === null ? 'unknown number of' : frames} frames)`),
+		   limit).unref();
 	let r;
 	try {
-		r = await render(exe, opt.html);
+		r = await render(exe, opt.html, opt.names, opt.dom);
 	} catch (e) {
 		fail(`chromium: ${e.message}`);
 	}
@@ -333,23 +348,25 @@ async function main() {
 	if (opt.dom)
 		fs.writeFileSync(opt.dom, r.dom);
 
+	const g = r.got;
 	const problems = [];
+	if (g.error)
+		problems.push(`the page did not draw: ${g.error}`);
 	for (const e of r.errors)
 		problems.push(`the page threw: ${e}`);
 	for (const u of r.fetched)
 		problems.push(`the page fetched ${u} (it must be self-contained)`);
-
-	const { shown, frames } = drawnLabels(r.dom);
-	const inData = dataNames(r.dom);
-	if (frames === 0)
-		problems.push('no flame graph frames in the DOM');
-	for (const name of opt.names) {
-		if (shown.has(name))
-			console.log(`ok: '${name}' is drawn as a frame label`);
-		else if (inData.has(name))
-			problems.push(`'${name}' is in the embedded data but not drawn as a frame label`);
+	if (g.frames === 0)
+		problems.push('no flame graph frames in the page');
+	else if (frames !== null && g.frames !== frames)
+		problems.push(`the page drew ${g.frames} frames, its data has ${frames}`);
+	for (const n of g.names) {
+		if (n.drawn)
+			console.log(`ok: '${n.name}' is drawn as a frame label`);
+		else if (n.inData)
+			problems.push(`'${n.name}' is in the embedded data but not drawn as a frame label`);
 		else
-			problems.push(`'${name}' is neither drawn nor in the embedded data`);
+			problems.push(`'${n.name}' is neither drawn nor in the embedded data`);
 	}
 
 	let img;
@@ -372,7 +389,8 @@ async function main() {
 			problems.push('screenshot shows almost no flame graph frames');
 	}
 
-	console.log(`${frames} frames in the DOM, ${shown.size} with a visible label`);
+	console.log(`${g.frames} frames drawn, ${g.shown} with a visible label, ` +
+		    `page ${g.state} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 	if (problems.length)
 		fail(problems.join(`\n${PROG}: FAIL: `));
 	console.log(`${PROG}: ok: ${opt.html}`);

@@ -25,6 +25,12 @@ outermost frame first; a frame without a symbol is named [dso] or [unknown].
   -t, --title TEXT    title of the page (default: "perf flame graph")
       --folded        print folded stacks ("comm;outer;...;inner COUNT")
                       instead of HTML; needs no npm packages
+      --minwidth PCT  merge the frames narrower than PCT percent of all
+                      samples (default 0.1; 0 keeps every frame): beside
+                      wider ones they become one frame "[N frames < PCT%]",
+                      or part of their caller's own width when even
+                      together they are narrower; the page says how many
+                      samples that touched
       --build-dir DIR where the npm packages are installed (default:
                       $PERF_FLAMEGRAPH_BUILD_DIR, else ../build/flamegraph
                       next to this script)
@@ -41,6 +47,7 @@ function parseArgs(argv) {
 		output: null,
 		title: 'perf flame graph',
 		folded: false,
+		minwidth: 0.1,
 		buildDir: process.env.PERF_FLAMEGRAPH_BUILD_DIR ||
 			path.resolve(HERE, '..', 'build', 'flamegraph'),
 		input: null,
@@ -57,6 +64,14 @@ function parseArgs(argv) {
 		case '-t': case '--title': opt.title = value(i++, a); break;
 		case '--build-dir': opt.buildDir = path.resolve(value(i++, a)); break;
 		case '--folded': opt.folded = true; break;
+		case '--minwidth': {
+			const v = value(i++, a);
+			const pct = /^\d+(\.\d+)?%?$/.test(v) ? parseFloat(v) : NaN;
+			if (!(pct >= 0 && pct < 100))
+				die(`--minwidth wants a percentage from 0 to below 100, not '${v}'`);
+			opt.minwidth = pct;
+			break;
+		}
 		case '-h': case '--help': process.stdout.write(USAGE); process.exit(0); break;
 		default:
 			if (a !== '-' && a.startsWith('-'))
@@ -230,6 +245,52 @@ function tree(counts) {
 	return plain(root);
 }
 
+// Frames narrower than a pixel cannot be seen or read, but each costs the
+// page a node to lay out and draw: a JVM's profile has tens of thousands.
+// Siblings narrower than minPct percent of all samples are merged (as
+// FlameGraph's --minwidth leaves them out): into one frame named after
+// them when together they reach minPct, else into their caller's own
+// width. Returns what was merged, for the page to say.
+function prune(root, minPct) {
+	const merged = { samples: 0, frames: 0, minPct };
+	if (!(minPct > 0))
+		return merged;
+	const min = root.value * minPct / 100;
+	const size = (n) => 1 + (n.children || []).reduce((a, c) => a + size(c), 0);
+	const walk = (n) => {
+		if (!n.children)
+			return;
+		const keep = [];
+		let value = 0;
+		let frames = 0;
+		for (const c of n.children) {
+			if (c.value >= min) {
+				keep.push(c);
+				walk(c);
+			} else {
+				value += c.value;
+				frames += size(c);
+			}
+		}
+		if (frames) {
+			merged.samples += value;
+			merged.frames += frames;
+			if (value >= min)
+				keep.push({ name: `[${frames} frames < ${minPct}%]`, value });
+		}
+		if (keep.length)
+			n.children = keep;
+		else
+			delete n.children;
+	};
+	walk(root);
+	return merged;
+}
+
+function frameCount(n) {
+	return 1 + (n.children || []).reduce((a, c) => a + frameCount(c), 0);
+}
+
 function ensureModules(buildDir) {
 	const pkg = fs.readFileSync(path.join(HERE, 'package.json'));
 	const lock = fs.readFileSync(path.join(HERE, 'package-lock.json'));
@@ -268,15 +329,29 @@ const escapeHtml = (s) => s.replace(/[&<>"']/g, (c) =>
 // Text that goes inside <script> or <style> must not end the element early.
 const inlineSafe = (s) => s.replace(/<\/(script|style)/gi, '<\\/$1').replace(/<!--/g, '<\\!--');
 
-function html(title, data, buildDir) {
+const group = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+
+// The page tells when it has drawn, for check-flamegraph and any other
+// reader: window.flamegraphDrawn is a promise that settles once d3 has no
+// transition left on any element of the chart (d3 deletes an element's
+// __transition when its last one ends) and every label wide enough to show
+// has its text; the <html> element's data-flamegraph attribute goes from
+// "drawing" to "drawn" (or "error") and a "flamegraph-drawn" event fires
+// on the document.
+function html(title, data, merged, buildDir) {
 	const d3 = readAsset(buildDir, 'd3/dist/d3.min.js');
 	const fg = readAsset(buildDir, 'd3-flame-graph/dist/d3-flamegraph.umd.min.js');
 	const css = readAsset(buildDir, 'd3-flame-graph/dist/d3-flamegraph.css');
 	const json = JSON.stringify(data).replace(/[<>&\u2028\u2029]/g,
 		(c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
 	const t = escapeHtml(title);
+	const frames = frameCount(data);
+	const note = merged.frames ?
+		` &middot; ${group(merged.samples)} samples (${(100 * merged.samples / data.value).toFixed(1)}%) ` +
+		`in ${group(merged.frames)} frames narrower than ${merged.minPct}% merged ` +
+		'(<code>perf-flamegraph --minwidth</code>)' : '';
 	return `<!DOCTYPE html>
-<html lang="en">
+<html lang="en" data-flamegraph="drawing" data-flamegraph-frames="${frames}">
 <head>
 <meta charset="utf-8">
 <title>${t}</title>
@@ -291,12 +366,21 @@ h1 { font-size: 20px; margin: 0 0 4px; }
 </head>
 <body>
 <h1>${t}</h1>
-<div id="bar">${data.value} samples &middot;
+<div id="bar">${group(data.value)} samples in ${group(frames)} frames${note} &middot;
 <input id="term" type="search" placeholder="search (regex)">
 <button id="reset" type="button">reset zoom</button></div>
 <div id="chart"></div>
 <div id="details"></div>
 <script type="application/json" id="flamegraph-data">${json}</script>
+<script>
+window.flamegraphDrawn = new Promise(function (resolve, reject) {
+	window.flamegraphSettle = { resolve: resolve, reject: reject };
+});
+window.addEventListener('error', function (e) {
+	document.documentElement.setAttribute('data-flamegraph', 'error');
+	window.flamegraphSettle.reject(e.error || new Error(e.message));
+});
+</script>
 <script>${inlineSafe(d3)}</script>
 <script>${inlineSafe(fg)}</script>
 <script>
@@ -319,6 +403,32 @@ h1 { font-size: 20px; margin: 0 0 4px; }
 	document.getElementById('reset').addEventListener('click', function () {
 		chart.resetZoom();
 	});
+
+	function drawn() {
+		var all = box.querySelectorAll('*');
+		var i;
+
+		for (i = 0; i < all.length; i++)
+			if (all[i].__transition)
+				return false;
+		all = box.querySelectorAll('div.d3-flame-graph-label');
+		for (i = 0; i < all.length; i++)
+			if (all[i].style.display !== 'none' && all[i].textContent === '')
+				return false;
+		return true;
+	}
+	(function wait() {
+		if (!drawn()) {
+			requestAnimationFrame(wait);
+			return;
+		}
+		var root = document.documentElement;
+		var n = box.querySelectorAll('g.frame').length;
+
+		root.setAttribute('data-flamegraph', 'drawn');
+		document.dispatchEvent(new CustomEvent('flamegraph-drawn', { detail: { frames: n } }));
+		window.flamegraphSettle.resolve({ frames: n });
+	})();
 })();
 </script>
 </body>
@@ -342,7 +452,9 @@ async function main() {
 		out = foldedText(counts);
 	} else {
 		ensureModules(opt.buildDir);
-		out = html(opt.title, tree(counts), opt.buildDir);
+		const data = tree(counts);
+		const merged = prune(data, opt.minwidth);
+		out = html(opt.title, data, merged, opt.buildDir);
 	}
 	if (opt.output)
 		fs.writeFileSync(opt.output, out);

@@ -119,4 +119,80 @@ else
 	fail "check-flamegraph failed for another reason on broken.html:"; cat "$out/broken.log"
 fi
 
+# A JVM-sized profile (flamegraph/tests/jvm-like.js: 10,000 samples whose
+# compiler and VM threads spread over some 30,000 distinct frames, a page
+# of 2.7 MB unpruned, the size of the demo's JVM) drawn the default way:
+# the narrow frames merged, a page of a few hundred kilobytes.
+node "$tests/jvm-like.js" 10000 >"$out/jvm.txt"
+jvm=$out/jvm.html
+if "$fg/perf-flamegraph" -t 'JVM-sized' -o "$jvm" "$out/jvm.txt" 2>"$out/jvm-build.log"; then
+	size=$(wc -c <"$jvm")
+	frames=$(sed -n 's/.*data-flamegraph-frames="\([0-9]*\)".*/\1/p' "$jvm" | head -n 1)
+	if [ "$size" -le 600000 ] && [ "${frames:-0}" -gt 0 ] && [ "$frames" -le 3000 ]; then
+		pass "a JVM-sized profile makes a page of $size bytes and $frames frames"
+	else
+		fail "a JVM-sized profile makes a page of $size bytes and ${frames:-no} frames (want <= 600,000 and <= 3,000)"
+	fi
+else
+	fail "perf-flamegraph on the JVM-sized profile:"; cat "$out/jvm-build.log"
+fi
+note=$(grep -o '[0-9,]* samples ([0-9.]*%) in [0-9,]* frames narrower than 0.1% merged' "$jvm")
+if [ -n "$note" ]; then
+	pass "the page says what was merged: $note"
+else
+	fail "the JVM-sized page does not say how many samples were merged"
+fi
+# Merging moves samples, it loses none: the root still holds them all.
+total=$(sed -n 's|.*<script type="application/json" id="flamegraph-data">\(.*\)</script>.*|\1|p' "$jvm" |
+	node -e 'let s = ""; process.stdin.on("data", (d) => s += d).on("end", () => console.log(JSON.parse(s).value))')
+if [ "$total" = 10000 ]; then
+	pass "the merged page still holds all 10000 samples"
+else
+	fail "the merged page holds $total samples, not 10000"
+fi
+jnames=('Hot.alpha(J)J' 'Hot.beta(I)D' 'Hot.gamma(J)J' 'C1 CompilerThre')
+if "$chk" "$jvm" "$out/jvm.png" "${jnames[@]}" >"$out/jvm-check.log" 2>&1; then
+	pass "chromium draws ${jnames[*]} in the merged JVM-sized page"
+	sed 's/^/      /' "$out/jvm-check.log"
+else
+	fail "check-flamegraph on $jvm:"; cat "$out/jvm-check.log"
+fi
+
+# The same profile with every frame kept (--minwidth 0): 30,000 frames
+# that d3 takes seconds to draw. The check waits for the page's own word
+# that it has drawn, however long that takes within a limit that grows
+# with the frames; a check that waited for the DOM to stop changing
+# failed here.
+full=$out/jvm-full.html
+if "$fg/perf-flamegraph" --minwidth 0 -o "$full" "$out/jvm.txt" 2>"$out/jvm-full-build.log" &&
+   ! grep -q 'narrower than' "$full"; then
+	pass "--minwidth 0 keeps every frame ($(wc -c <"$full") bytes)"
+else
+	fail "perf-flamegraph --minwidth 0 merged frames or failed:"; cat "$out/jvm-full-build.log"
+fi
+if "$chk" "$full" "$out/jvm-full.png" 'Hot.alpha(J)J' >"$out/jvm-full-check.log" 2>&1; then
+	pass "chromium draws Hot.alpha(J)J in the unmerged JVM-sized page"
+	sed 's/^/      /' "$out/jvm-full-check.log"
+else
+	fail "check-flamegraph on the unmerged $full:"; cat "$out/jvm-full-check.log"
+fi
+
+if ! msg=$("$fg/perf-flamegraph" --minwidth 1x "$out/both.txt" 2>&1 >/dev/null) &&
+   [[ $msg == *"--minwidth wants a percentage"* ]]; then
+	pass "a bad --minwidth is an error: $msg"
+else
+	fail "--minwidth 1x was accepted"
+fi
+
+# Must fail: a page that never says it has drawn (as an older
+# perf-flamegraph made them), with the name of what was waited for.
+sed 's/window\.flamegraphDrawn = /window.flamegraphSilent = /' "$html" >"$out/silent.html"
+if "$chk" "$out/silent.html" "$out/silent.png" jit_alpha >"$out/silent.log" 2>&1; then
+	fail "check-flamegraph accepted a page that does not say it has drawn"
+elif grep -q 'no window.flamegraphDrawn' "$out/silent.log"; then
+	pass "check-flamegraph rejects a page that does not say it has drawn"
+else
+	fail "check-flamegraph failed for another reason on silent.html:"; cat "$out/silent.log"
+fi
+
 finish
