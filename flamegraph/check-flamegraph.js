@@ -2,10 +2,11 @@
 //
 // Open a flame graph HTML in headless chromium, wait until the page says it
 // has drawn (perf-flamegraph's pages resolve window.flamegraphDrawn once d3
-// has finished), check that each NAME is a labelled frame, and save a
+// has finished), check that each NAME is a drawn frame (labelled, or with
+// its name in its tooltip when it is too narrow for a label), and save a
 // screenshot that is checked to show a flame graph. Only the labels and the
-// names asked for are read from the page, not its DOM. Run through the
-// check-flamegraph wrapper.
+// frames of the names asked for are read from the page, not its DOM. Run
+// through the check-flamegraph wrapper.
 //
 // Chromium is driven over its DevTools pipe rather than with --dump-dom and
 // --screenshot: under --virtual-time-budget headless chromium runs few or no
@@ -201,6 +202,16 @@ async function render(exe, htmlFile, names, domFile) {
 			for (const d of document.querySelectorAll('#chart div.d3-flame-graph-label'))
 				if (d.style.display !== 'none' && d.textContent !== '')
 					shown.add(d.textContent);
+			// A frame narrower than its label is drawn with its name
+			// in its tooltip: the widest of each name asked for.
+			const width = new Map();
+			for (const g of document.querySelectorAll('#chart g.frame')) {
+				const n = g.getAttribute('name');
+				const r = g.querySelector('rect');
+				const w = r ? Number(r.getAttribute('width')) : 0;
+				if (names.includes(n) && w > (width.get(n) || 0))
+					width.set(n, w);
+			}
 			const inData = new Set();
 			const el = document.getElementById('flamegraph-data');
 			if (el) {
@@ -216,7 +227,8 @@ async function render(exe, htmlFile, names, domFile) {
 				state: document.documentElement.getAttribute('data-flamegraph'),
 				frames: document.querySelectorAll('#chart g.frame').length,
 				shown: shown.size,
-				names: names.map((n) => ({ name: n, drawn: shown.has(n), inData: inData.has(n) })),
+				names: names.map((n) => ({ name: n, labelled: shown.has(n),
+					width: width.get(n) || 0, inData: inData.has(n) })),
 			};
 		})(${JSON.stringify(names)})`;
 		const got = (await page('Runtime.evaluate',
@@ -361,10 +373,13 @@ async function main() {
 	else if (frames !== null && g.frames !== frames)
 		problems.push(`the page drew ${g.frames} frames, its data has ${frames}`);
 	for (const n of g.names) {
-		if (n.drawn)
+		if (n.labelled)
 			console.log(`ok: '${n.name}' is drawn as a frame label`);
+		else if (n.width > 0)
+			console.log(`ok: '${n.name}' is drawn as a frame ${n.width.toFixed(1)} px wide, ` +
+				    'too narrow for its label (its name is in its tooltip)');
 		else if (n.inData)
-			problems.push(`'${n.name}' is in the embedded data but not drawn as a frame label`);
+			problems.push(`'${n.name}' is in the embedded data but not drawn as a frame`);
 		else
 			problems.push(`'${n.name}' is neither drawn nor in the embedded data`);
 	}

@@ -157,6 +157,16 @@ if "$chk" "$jvm" "$out/jvm.png" "${jnames[@]}" >"$out/jvm-check.log" 2>&1; then
 else
 	fail "check-flamegraph on $jvm:"; cat "$out/jvm-check.log"
 fi
+# A frame of 0.33% (33 samples, some 4 px) is drawn, but too narrow for
+# its label: the check finds it by its frame, and says so.
+narrow='C1Phase4::step1_0_0_2(Node*, int)'
+if "$chk" "$jvm" "$out/jvm-narrow.png" "$narrow" >"$out/jvm-narrow.log" 2>&1 &&
+   grep -qF "ok: '$narrow' is drawn as a frame" "$out/jvm-narrow.log" &&
+   grep -q 'too narrow for its label' "$out/jvm-narrow.log"; then
+	pass "a frame too narrow for its label is found drawn: $(grep -F "'$narrow'" "$out/jvm-narrow.log")"
+else
+	fail "check-flamegraph on a frame too narrow for its label:"; cat "$out/jvm-narrow.log"
+fi
 
 # The same profile with every frame kept (--minwidth 0): 30,000 frames
 # that d3 takes seconds to draw. The check waits for the page's own word
