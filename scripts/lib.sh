@@ -20,6 +20,17 @@ SERIES_BRANCH=perfinject
 msg() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
+# timed WHAT COMMAND...: run COMMAND, then say how long WHAT took (on
+# stderr, so that a command whose output is captured can be timed too).
+# A failing COMMAND ends the script (set -e), so call it outside of
+# conditions.
+timed() {
+	local what=$1 t0=$SECONDS
+	shift
+	"$@"
+	msg "$what took $((SECONDS - t0)) s"
+}
+
 # What of the kernel series a kernel build reads: each patch's changes to
 # files outside Documentation/, tools/testing/ and MAINTAINERS, without
 # the commit messages, one block per patch that has any. A series whose
