@@ -39,8 +39,11 @@
  * method descriptors. They never run; the threads' code comes after them
  * in the registry. With -s each has a line table too (a row every 16
  * bytes, in its class's .java file, as a JVM's methods have) and its
- * unwind information. Once the threads are started, jitdemo says so on
- * its standard output.
+ * unwind information.
+ *
+ * Once every thread has its first function loaded (and the cold ones are
+ * live), jitdemo says so on its standard output, in a line with "threads
+ * running": a test that attaches a profiler waits for that line.
  *
  * With -F, while each function is loaded, a child process forked then
  * runs the code it inherited for half the function's time; its interval
@@ -189,6 +192,7 @@ struct worker {
 	unsigned long		loads, moves;
 	uint64_t		sink;
 	int			err;
+	bool			ready;		/* counted in nr_ready */
 };
 
 static struct perfinject *pi;
@@ -200,6 +204,10 @@ static char src_path[PATH_MAX] = "jitdemo.src";
 /* SIGINT or SIGTERM: finish the function running, log it, and stop. */
 static volatile sig_atomic_t stop;
 static long page_size;
+/* Workers with their first function loaded, or ended before they had one. */
+static pthread_mutex_t ready_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER;
+static unsigned int nr_ready;
 
 static const char *const greek[] = {
 	"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta",
@@ -727,6 +735,18 @@ static int log_interval(struct worker *w, pid_t tid, uint64_t start,
 	return 0;
 }
 
+/* Once per worker: its first function is live, or it will have none. */
+static void worker_ready(struct worker *w)
+{
+	if (w->ready)
+		return;
+	w->ready = true;
+	pthread_mutex_lock(&ready_lock);
+	nr_ready++;
+	pthread_cond_signal(&ready_cond);
+	pthread_mutex_unlock(&ready_lock);
+}
+
 static jit_fn as_fn(unsigned char *slot);
 
 /*
@@ -885,6 +905,7 @@ static int run_one(struct worker *w, pid_t tid, const struct jit_func *f,
 		return err;
 	w->loads++;
 	start = now_ns();
+	worker_ready(w);
 
 	if (stack_mode) {
 		jit_run_fn run;
@@ -1031,6 +1052,7 @@ static void *worker_main(void *arg)
 		if (!w->err)
 			w->err = err;
 	}
+	worker_ready(w);
 	return NULL;
 }
 
@@ -1379,12 +1401,14 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	/* For a test to attach once the cold code is in place. */
-	if (nr_cold) {
-		printf("jitdemo: %u cold functions live, %u threads started\n",
-		       nr_cold, nr_threads);
-		fflush(stdout);
-	}
+	/* For a test to attach once the code is in place. */
+	pthread_mutex_lock(&ready_lock);
+	while (nr_ready < nr_threads)
+		pthread_cond_wait(&ready_cond, &ready_lock);
+	pthread_mutex_unlock(&ready_lock);
+	printf("jitdemo: %u cold functions live, %u threads running their code\n",
+	       nr_cold, nr_threads);
+	fflush(stdout);
 	for (t = 0; t < nr_threads; t++) {
 		pthread_join(workers[t].thread, NULL);
 		if (workers[t].err && !err)
