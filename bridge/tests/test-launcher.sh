@@ -165,63 +165,67 @@ result preloads-the-bridge "$([ $rc -eq 0 ] && grep -q '^  PASS  seq/' <<<"$out"
 
 # list: a process without a registry; then a real Node.js under run,
 # whose registry must be its perf map, line for line.
-sleep 30 &
+sleep infinity &
 pids+=($!)
 expect list-no-registry 1 "process $! has no libperfinject registry" -- list $!
 kill $! 2>/dev/null
 expect list-bad-pid 2 "'12x' is no process id" -- list 12x
 
 if command -v node >/dev/null; then
+	# Until the stop file is there; its 300 s only bound a run whose
+	# test was killed before it could stop it.
 	cat >"$work/hot.js" <<-'EOF'
 	function hotAlpha(n) { let s = 0; for (let i = 0; i < n; i++) s = (s + i * 7) % 1000003; return s; }
 	let x = 0;
-	const end = Date.now() + 20000;
-	require('fs').writeFileSync(process.argv[2], 'up');
-	while (Date.now() < end && !require('fs').existsSync(process.argv[3])) x += hotAlpha(20000);
+	const end = Date.now() + 300000;
+	while (Date.now() < end && !require('fs').existsSync(process.argv[2])) x += hotAlpha(20000);
 	console.log(x);
 	EOF
-	(cd "$work" && exec "$pi" run -q -- node hot.js "$work/up" "$work/stop" \
+	(cd "$work" && exec "$pi" run -q -- node hot.js "$work/stop" \
 		>"$work/node.out" 2>"$work/node.err") &
 	npid=$!
 	pids+=($npid)
-	for _ in $(seq 200); do
-		[ -f "$work/up" ] && grep -q hotAlpha "/tmp/perf-$npid.map" 2>/dev/null && break
-		sleep 0.1
-	done
-	sleep 0.5
-	# node may compile more while the list is taken, and the bridge takes
-	# a line in after node's write() put it into the map: take the list
-	# again until it was taken while the perf map (only ever appended
-	# to) did not grow, and it equals what is live by the map as it was.
-	for _ in $(seq 20); do
-		size=$(stat -c %s "/tmp/perf-$npid.map")
-		"$pi" list $npid >"$work/list" 2>"$work/list.err"
-		lrc=$?
-		grown=$(($(stat -c %s "/tmp/perf-$npid.map") - size))
-		# What is live after each line: a range replaces those it overlaps.
-		head -c "$size" "/tmp/perf-$npid.map" | awk 'function hex(s,    i, n) {
-			n = 0
-			for (i = 1; i <= length(s); i++)
-				n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
-			return n
-		}
-		{
-			a = hex($1); e = a + hex($2)
-			for (k in lo)
-				if (lo[k] < e && a < hi[k])
-					delete lo[k]
-			lo[NR] = a; hi[NR] = e; line[NR] = $0
-		}
-		END { for (k in lo) print line[k] }' 2>/dev/null |
-			sort -u >"$work/map"
-		sort -u "$work/list" >"$work/list.sorted"
-		d=$(diff "$work/map" "$work/list.sorted" | head -n 10)
-		[ "$grown" = 0 ] && [ -z "$d" ] && break
-		sleep 0.2
-	done
-	result node-list-equals-map "$([ $lrc -eq 0 ] && [ -s "$work/map" ] &&
-		grep -q hotAlpha "$work/list" && [ -z "$d" ]; echo $?)" \
-		"list exit $lrc $(cat "$work/list.err"); $(wc -l <"$work/map") map lines, $(wc -l <"$work/list") listed; $d"
+	# Until hotAlpha is in its perf map (tail -F follows the file as node
+	# writes it, from before it exists), or node ends.
+	if grep -q -m1 hotAlpha < <(tail -c +1 -F --pid=$npid "/tmp/perf-$npid.map" 2>/dev/null); then
+		# The list is taken with node stopped, so that the perf map (only
+		# ever appended to) holds still. The bridge takes a line in after
+		# node's write() put it into the map: if node stopped between the
+		# two, the list lacks that line; then node goes on and is stopped
+		# again, a few times.
+		for _ in 1 2 3; do
+			kill -STOP $npid
+			size=$(stat -c %s "/tmp/perf-$npid.map")
+			"$pi" list $npid >"$work/list" 2>"$work/list.err"
+			lrc=$?
+			kill -CONT $npid
+			# What is live after each line: a range replaces those it overlaps.
+			head -c "$size" "/tmp/perf-$npid.map" | awk 'function hex(s,    i, n) {
+				n = 0
+				for (i = 1; i <= length(s); i++)
+					n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+				return n
+			}
+			{
+				a = hex($1); e = a + hex($2)
+				for (k in lo)
+					if (lo[k] < e && a < hi[k])
+						delete lo[k]
+				lo[NR] = a; hi[NR] = e; line[NR] = $0
+			}
+			END { for (k in lo) print line[k] }' 2>/dev/null |
+				sort -u >"$work/map"
+			sort -u "$work/list" >"$work/list.sorted"
+			d=$(diff "$work/map" "$work/list.sorted" | head -n 10)
+			[ -z "$d" ] && break
+		done
+		result node-list-equals-map "$([ $lrc -eq 0 ] && [ -s "$work/map" ] &&
+			grep -q hotAlpha "$work/list" && [ -z "$d" ]; echo $?)" \
+			"list exit $lrc $(cat "$work/list.err"); $(wc -l <"$work/map") map lines, $(wc -l <"$work/list") listed; $d"
+	else
+		result node-list-equals-map 1 \
+			"node ended before hotAlpha was in its perf map: $(tail -n 5 "$work/node.err")"
+	fi
 	touch "$work/stop"
 	wait $npid
 	result node-ran "$(grep -q '^[0-9]' "$work/node.out"; echo $?)" \

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+import java.io.IOException;
 import java.io.InputStream;
 
 /*
- * Deopt SECONDS: make HotSpot throw compiled code away, twice over.
+ * Deopt: make HotSpot throw compiled code away, twice over.
  *
  * 1. Deopt.work() calls Shape.area() while Square is the only subclass
  *    of Shape loaded, so the JIT compiles the call on that assumption
@@ -13,8 +14,12 @@ import java.io.InputStream;
  *    dropping the loader and collecting garbage unloads the class and
  *    with it the compiled spin(): the JVM reports that code unloaded.
  *
- * Prints "phase NAME" as it goes, then "done" and idles SECONDS seconds
- * so that its registry can be read.
+ * Prints "pid PID" first. Each phase ("phase NAME" as it starts: square,
+ * circle, gone, unload)
+ * runs until a line comes on the standard input: the test sends it once
+ * the JVM has said that the phase's code was compiled, or unloaded. Then
+ * it prints "done" and waits for its standard input to end, so that its
+ * registry can be read. An early end of the input ends each phase.
  */
 public class Deopt {
 	static abstract class Shape {
@@ -65,14 +70,21 @@ public class Deopt {
 	}
 
 	static long sink;
+	/* Lines read from the standard input, and whether it ended. */
+	static volatile int told;
+	static volatile boolean ended;
 
-	static void heat(Shape s, long millis)
+	/* Whether phase @n (1 for the first) is to go on. */
+	static boolean untold(int n)
 	{
-		long end = System.nanoTime() + millis * 1000000;
+		return told < n && !ended;
+	}
 
+	static void heat(Shape s, int phase)
+	{
 		do
 			sink += work(s, 10000);
-		while (System.nanoTime() < end);
+		while (untold(phase));
 	}
 
 	static void unloadGone() throws Exception
@@ -81,29 +93,42 @@ public class Deopt {
 		java.lang.reflect.Method spin =
 			l.loadClass("Gone").getMethod("spin", int.class);
 
-		for (int i = 0; i < 2000; i++)
+		do
 			sink += (Integer)spin.invoke(null, 10000);
+		while (untold(3));
+		System.out.println("phase unload");
 		spin = null;
 		l = null;
-		for (int i = 0; i < 3; i++) {
+		while (untold(4))
 			System.gc();
-			Thread.sleep(100);
-		}
 	}
 
 	public static void main(String[] args) throws Exception
 	{
-		double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 1;
+		Thread input = new Thread(() -> {
+			try {
+				int c;
 
+				while ((c = System.in.read()) >= 0)
+					if (c == '\n')
+						told++;
+			} catch (IOException e) {
+			}
+			ended = true;
+		});
+
+		input.setDaemon(true);
+		input.start();
+		System.out.println("pid " + ProcessHandle.current().pid());
 		System.out.println("phase square");
-		heat(new Square(3), 1000);
+		heat(new Square(3), 1);
 		System.out.println("phase circle");
 		sink += new Circle(2).area();
-		heat(new Square(4), 1000);
-		System.out.println("phase unload");
+		heat(new Square(4), 2);
+		System.out.println("phase gone");
 		unloadGone();
 		System.out.println("done " + sink);
 		System.out.flush();
-		Thread.sleep((long)(seconds * 1000));
+		input.join();
 	}
 }

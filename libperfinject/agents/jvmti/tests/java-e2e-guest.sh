@@ -99,27 +99,17 @@ jit_records() {
 		grep -cE 'PERF_RECORD_JIT_CODE .*LOAD'
 }
 
-# wait_compiled PID: until Compiler.codelist lists Hot's three methods.
+# wait_compiled PID: until Compiler.codelist lists Hot's three methods,
+# asked again as soon as jcmd answers; 1 if the JVM ends first.
 wait_compiled() {
-	local i m ok
-	for ((i = 0; i < 60; i++)); do
+	local m ok
+	while kill -0 "$1" 2>/dev/null; do
 		"$jcmd" "$1" Compiler.codelist >"$out/codelist" 2>/dev/null
 		ok=1
 		for m in alpha beta gamma; do
 			grep -q " Hot\.$m(" "$out/codelist" || ok=0
 		done
 		[ $ok = 1 ] && return 0
-		sleep 1
-	done
-	return 1
-}
-
-# wait_pid_line FILE: the "pid N" line of Hot.
-wait_pid_line() {
-	local i
-	for ((i = 0; i < 3000; i++)); do
-		sed -n 's/^pid //p' "$1" | grep . && return 0
-		sleep 0.1
 	done
 	return 1
 }
@@ -170,42 +160,57 @@ fi
 
 # late_run NAME AGENT-AT-START [JCMD-ARGS]: Hot runs (with the JVM
 # options in $late_opts and Hot's arguments after SECONDS in $late_args,
-# if any); once compiled, perf record -p starts; once it records, 3 s
-# later jcmd JCMD-ARGS (if any); 4 s later perf stops. perf takes
-# seconds to start in an emulated guest, more on a loaded host: it
-# starts with its events disabled (-D -1), and the times count from when
-# it says, on its control fifo, that it enabled them. (A disabled perf
-# waits on its fifo; one busy with samples may read it much later.)
+# if any) until its standard input ends; once it says its pid (after its
+# warm-up) and its methods are compiled, perf record -p starts; once it
+# records, 3 s later jcmd JCMD-ARGS (if any); 4 s later perf stops, then
+# Hot. perf takes seconds to start in an emulated guest, more on a loaded
+# host: it starts with its events disabled (-D -1), and the times count
+# from when it says, on its control fifo, that it enabled them. (A
+# disabled perf waits on its fifo; one busy with samples may read it much
+# later.) timeout(1) ends a JVM that is never stopped.
 late_opts=() late_args=()
-# late_stop: perf, then the JVM, and perf's control fifos (late_run's).
+# late_stop: perf, if started, then the JVM, and the fifos (late_run's).
 late_stop() {
-	kill -INT "$ppid"
-	wait "$ppid"
-	kill "$jpid"
-	wait "$jpid" 2>/dev/null
-	exec {ctl}>&- {ack}>&-
+	if [ -n "$ppid" ]; then
+		kill -INT "$ppid"
+		wait "$ppid"
+	fi
+	exec {hin}>&-
+	cat <&"$hout" >>"$out/$name.log"
+	exec {hout}<&-
+	wait "$tpid" 2>/dev/null
+	[ -z "$ctl" ] || exec {ctl}>&- {ack}>&-
 	rm -rf "$fifos"
 }
 late_run() {
-	local name=$1 start=$2 jpid ppid ctl ack reply fifos
+	local name=$1 start=$2 tpid hin hout line reply fifos jpid='' ppid='' ctl='' ack=''
 	shift 2
-	"$java" ${start:+"-agentpath:$agent=$start"} "${late_opts[@]}" "${jvmopts[@]}" \
-		Hot 300 "${late_args[@]}" >"$out/$name.log" 2>&1 &
-	jpid=$!
-	if ! wait_pid_line "$out/$name.log" >/dev/null ||
-		! wait_compiled "$jpid"; then
-		kill "$jpid"
-		wait "$jpid"
-		fail "$name: Hot's methods were not compiled in time"
+	if ! fifos=$(mktemp -d) || ! mkfifo "$fifos/in" "$fifos/ctl" "$fifos/ack"; then
+		fail "$name: cannot make the fifos of Hot's input and perf's control"
 		return 1
 	fi
-	fifos=$(mktemp -d) && mkfifo "$fifos/ctl" "$fifos/ack" &&
-		exec {ctl}<>"$fifos/ctl" {ack}<>"$fifos/ack" || {
-		kill "$jpid"
-		wait "$jpid"
-		fail "$name: cannot make perf's control fifos"
+	exec {hout}< <(exec timeout 600 "$java" ${start:+"-agentpath:$agent=$start"} \
+		"${late_opts[@]}" "${jvmopts[@]}" Hot - "${late_args[@]}" \
+		<"$fifos/in" 2>&1)
+	tpid=$!
+	exec {hin}>"$fifos/in"
+	# Its output into the log as it comes, to its "pid" line.
+	: >"$out/$name.log"
+	while IFS= read -r -u "$hout" line; do
+		printf '%s\n' "$line" >>"$out/$name.log"
+		[[ $line =~ ^pid\ ([0-9]+)$ ]] && { jpid=${BASH_REMATCH[1]}; break; }
+	done
+	if [ -z "$jpid" ] || ! wait_compiled "$jpid"; then
+		late_stop
+		tail -n 5 "$out/$name.log"
+		if [ -z "$jpid" ]; then
+			fail "$name: Hot ended before it said its pid (timeout 600 s?)"
+		else
+			fail "$name: Hot ended before Compiler.codelist listed its methods compiled (timeout 600 s?)"
+		fi
 		return 1
-	}
+	fi
+	exec {ctl}<>"$fifos/ctl" {ack}<>"$fifos/ack"
 	"$perf" record -e cpu-clock -p "$jpid" -o "$out/$name.data" -D -1 \
 		--control "fifo:$fifos/ctl,$fifos/ack" >"$out/$name.record" 2>&1 &
 	ppid=$!

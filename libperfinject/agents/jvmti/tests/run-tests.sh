@@ -58,26 +58,6 @@ awk_hex='function hex(s, i, n) {
 
 hot_methods=("Hot.alpha(J)J" "Hot.beta(I)D" "Hot.gamma([II)I")
 
-# pid_of FILE: the "pid N" line a test program printed, waiting for it.
-pid_of() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		sed -n 's/^pid \([0-9]*\)$/\1/p' "$1" | grep . && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
-# wait_for FILE REGEX [TENTHS]: until a line of FILE matches.
-wait_for() {
-	local i
-	for ((i = 0; i < ${3:-300}; i++)); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # map_has FILE NAME: a line "ADDR SIZE NAME" with a plausible address
 # (user space, not in the first page) and size (1 byte to 1 MiB).
 map_has() {
@@ -209,24 +189,68 @@ fi
 
 d=$tmp/deopt
 mkdir -p "$d"
-"$java" -agentpath:"$agent"=backends=perfmap,dir="$d",verbose \
-	-XX:+PrintCompilation -cp "$classes" Deopt 10 >"$d/log" 2>&1 &
+# Deopt goes from one phase to the next when told, a line on its
+# standard input, once the JVM has said that the phase's code was
+# compiled or unloaded: in the agent's lines and -XX:+PrintCompilation's,
+# which come with the program's own through one pipe, in order. They go
+# into the log as they are read; a line of the JVM may be cut by one of
+# the program's ("phase ...", "done ..."): look for those anywhere in a
+# line. timeout(1) ends a JVM that never gets there.
+#   square: the agent reported Deopt.work compiled;
+#   circle: the JVM made it not entrant, and the agent reported it again;
+#   gone:   the agent reported Gone.spin compiled;
+#   unload: the agent reported unloaded every Gone.spin it reported.
+# Then Deopt says "done" and waits for its input to end, for the
+# registry to be read.
+mkfifo "$d/in"
+exec {dout}< <(exec timeout 300 "$java" \
+	-agentpath:"$agent"=backends=perfmap,dir="$d",verbose \
+	-XX:+PrintCompilation -cp "$classes" Deopt <"$d/in" 2>&1)
 jpid=$!
 pids+=("$jpid")
-# Compiling, deoptimising and unloading take a JVM on a busy two-core
-# machine more than 30 s at times: allow 5 minutes. The JVM's
-# -XX:+PrintCompilation lines share the log with the program's, and one
-# may be cut by "done": look for it anywhere in a line. The program then
-# idles 10 s, for the registry to be read.
-if wait_for "$d/log" 'done [0-9]+$' 3000; then
-	"$reader" "$jpid" >"$d/registry" 2>"$d/registry.err"
+exec {din}>"$d/in"
+load_re='perfinject-jvmti: load +(0x[0-9a-f]+) [0-9]+ [0-9]+ '
+unload_re='perfinject-jvmti: unload (0x[0-9a-f]+)'
+told=0 notentrant=0 reloaded=0 dpid='' phase=''
+declare -A gone=()
+: >"$d/log"
+while IFS= read -r -u "$dout" line; do
+	printf '%s\n' "$line" >>"$d/log"
+	[[ $line =~ ^pid\ ([0-9]+)$ ]] && dpid=${BASH_REMATCH[1]}
+	[[ $line =~ phase\ (square|circle|gone|unload) ]] && phase=${BASH_REMATCH[1]}
+	[[ $line =~ done\ -?[0-9]+$ ]] && break
+	if [[ $line =~ ${load_re}Gone\.spin\( ]]; then
+		gone[${BASH_REMATCH[1]}]=1
+	elif [[ $line =~ $unload_re ]]; then
+		unset "gone[${BASH_REMATCH[1]}]"
+	fi
+	case $phase in
+	square) [[ $line =~ ${load_re}Deopt\.work\( ]] && next=1 ;;
+	circle)
+		[[ $line == *'Deopt::work'*'made not entrant'* ]] && notentrant=1
+		[[ $line =~ ${load_re}Deopt\.work\( ]] && reloaded=1
+		[ $notentrant = 1 ] && [ $reloaded = 1 ] && next=2 ;;
+	gone) [ ${#gone[@]} -gt 0 ] && next=3 ;;
+	unload) [ ${#gone[@]} = 0 ] && next=4 ;;
+	*) next=0 ;;
+	esac
+	while [ "$told" -lt "${next:-0}" ]; do
+		echo >&"$din"
+		told=$((told + 1))
+	done
+done
+if [[ $line =~ done\ -?[0-9]+$ ]] && [ -n "$dpid" ]; then
+	"$reader" "$dpid" >"$d/registry" 2>"$d/registry.err"
 	rrc=$?
 else
-	echo "deopt: Deopt did not say 'done' in 5 minutes; its log ends:"
+	echo "deopt: Deopt ended in phase '${phase:-none}', before 'done' (timeout 300 s?); its log ends:"
 	tail -n 5 "$d/log" | sed 's/^/  /'
 	: >"$d/registry"
 	rrc=1
 fi
+exec {din}>&-
+cat <&"$dout" >>"$d/log"
+exec {dout}<&-
 wait "$jpid"
 rc=$?
 check "deopt: Deopt ran (rc $rc), the registry read (rc $rrc)" \
@@ -283,10 +307,17 @@ check "deopt: the agent's exit summary counts the unloads" \
 
 d=$tmp/attach
 mkdir -p "$d"
-"$java" -cp "$classes" Hot 20 >"$d/out" 2>"$d/err" &
-jpid=$!
-pids+=("$jpid")
-# Until C2 has compiled all three (tier 4, in use).
+# Hot runs until its standard input ends, when the checks are done;
+# timeout(1) ends one they never get to. Its first line gives its pid.
+mkfifo "$d/in"
+exec {hout}< <(exec timeout 300 "$java" -cp "$classes" Hot - <"$d/in" 2>"$d/err")
+tpid=$!
+pids+=("$tpid")
+exec {hin}>"$d/in"
+read -r -u "$hout" line
+jpid=${line#pid }
+# Until C2 has compiled all three (tier 4, in use), as Compiler.codelist
+# says, asked again as soon as it answers, while Hot runs.
 compiled() {
 	"$jcmd" "$jpid" Compiler.codelist >"$d/codelist" 2>/dev/null || return 1
 	for m in "${hot_methods[@]}"; do
@@ -294,8 +325,10 @@ compiled() {
 			END { exit !ok }' "$d/codelist" || return 1
 	done
 }
-for ((i = 0; i < 100; i++)); do compiled && break; sleep 0.2; done
-check "attach: C2 compiled Hot's methods before the agent came" compiled
+until compiled; do
+	kill -0 "$jpid" 2>/dev/null || break
+done
+check "attach: C2 compiled Hot's methods before the agent came (Hot: '$line', asked while it ran)" compiled
 "$reader" "$jpid" >"$d/before" 2>&1
 check "attach: no registry before the agent is loaded" \
 	eval 'grep -q "no registry" "$d/before"'
@@ -333,19 +366,23 @@ awk "$awk_hex"'NR == FNR {
 read -r n ok <"$d/cmp"
 check "attach: $ok of $n of Hot's compiled methods in use are in the registry at the JVM's address and size" \
 	eval '[ "${n:-0}" -ge 3 ] && [ "$ok" = "$n" ]'
+# jcmd answers once Agent_OnAttach has returned: what the agent wrote
+# then is in its files.
 "$jcmd" "$jpid" JVMTI.agent_load "$agent" >"$d/jcmd2" 2>&1
-sleep 0.2
 check "attach: a second load succeeds and says the agent is already active" \
 	eval 'grep -q "return code: 0" "$d/jcmd2" && grep -q "already active" "$d/err"'
 lines=$(wc -l <"$d/perf-$jpid.map")
 "$jcmd" "$jpid" JVMTI.agent_load "$agent" rundown >"$d/jcmd3" 2>&1
-sleep 0.2
 n=$(sed -n 's/.*rundown: \([0-9]*\) entries reported again/\1/p' "$d/err")
 lines2=$(wc -l <"$d/perf-$jpid.map")
 check "attach: rundown reported ${n:-no} entries again (perf map $lines to $lines2 lines)" \
 	eval '[ "${n:-0}" -ge 3 ] && [ "$lines2" -ge $((lines + n)) ]'
-kill "$jpid" 2>/dev/null
-wait "$jpid" 2>/dev/null
+exec {hin}>&-
+cat <&"$hout" >"$d/out"
+exec {hout}<&-
+wait "$tpid"
+rc=$?
+check "attach: Hot ended when its input did (rc $rc)" [ "$rc" -eq 0 ]
 
 echo "$npass passed, $nfail failed"
 [ "$nfail" -eq 0 ]
