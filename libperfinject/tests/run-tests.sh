@@ -16,6 +16,9 @@ for t in "$@"; do
 	0)  pass=$((pass + 1)); printf '  PASS  %-36s %3ss\n' "$name" "$secs" ;;
 	77) skip=$((skip + 1)); printf '  SKIP  %-36s %s\n' "$name" \
 		"$(grep -m1 SKIP <<<"$out")" ;;
+	124) fail=$((fail + 1)); failed+=("$name")
+	    printf '  FAIL  %-36s no end within %s s (TIMEOUT)\n' "$name" "${TIMEOUT:-180}"
+	    sed 's/^/        /' <<<"$out" | tail -n 30 ;;
 	*)  fail=$((fail + 1)); failed+=("$name")
 	    printf '  FAIL  %-36s rc=%s\n' "$name" "$rc"
 	    sed 's/^/        /' <<<"$out" | tail -n 30 ;;

@@ -26,7 +26,8 @@
 #define READS		5
 
 static struct perfinject *pi;
-static volatile int go;
+/* The writers with their first entries loaded, and the child's main. */
+static pthread_barrier_t started;
 
 static uint64_t stable_addr(unsigned int i)
 {
@@ -50,7 +51,7 @@ static void *churn(void *arg)
 		if (perfinject__load(pi, name, churn_addr(t, s, 0), 16, 0))
 			_exit(T_FAIL);
 	}
-	__atomic_add_fetch(&go, 1, __ATOMIC_RELEASE);
+	pthread_barrier_wait(&started);
 	for (s = 0;; s = (s + 1) % PER_THREAD) {
 		if (perfinject__unload(pi, churn_addr(t, s, g[s])))
 			_exit(T_FAIL);
@@ -85,10 +86,12 @@ static void child(int ready_fd)
 		if (perfinject__batch(pi, ops, j) != (int)j)
 			_exit(T_FAIL);
 	}
+	if (pthread_barrier_init(&started, NULL, NR_THREADS + 1))
+		_exit(T_FAIL);
 	for (i = 0; i < NR_THREADS; i++)
-		pthread_create(&tid[i], NULL, churn, (void *)(uintptr_t)i);
-	while (__atomic_load_n(&go, __ATOMIC_ACQUIRE) < NR_THREADS)
-		usleep(1000);
+		if (pthread_create(&tid[i], NULL, churn, (void *)(uintptr_t)i))
+			_exit(T_FAIL);
+	pthread_barrier_wait(&started);
 	if (write(ready_fd, &byte, 1) != 1)
 		_exit(T_FAIL);
 	for (;;)
