@@ -3631,7 +3631,6 @@ static void race_entry(struct perf_jit_code_entry *e, __u64 k)
 struct race_shared {
 	int	go;
 	int	stop;
-	int	done;
 	int	err;		/* the child's first bad return value */
 	__u64	emitted;	/* entries its prctl calls consumed */
 };
@@ -3658,6 +3657,7 @@ FIXTURE(race)
 	struct ev ev;
 	struct race_shared *sh;
 	pid_t child;
+	int done[2];	/* the child writes a byte when it has stopped */
 	int cpus[2];
 	int nr_cpus;
 };
@@ -3687,6 +3687,8 @@ FIXTURE_SETUP(race)
 	self->ev.fd = -1;
 	self->child = -1;
 	self->sh = MAP_FAILED;
+	self->done[0] = -1;
+	self->done[1] = -1;
 	if (!jit_code_supported())
 		SKIP(return, "kernel lacks PR_PERF_JIT_CODE");
 	self->nr_cpus = allowed_cpus(self->cpus, 2);
@@ -3697,6 +3699,7 @@ FIXTURE_SETUP(race)
 	self->sh = mmap(NULL, sizeof(*self->sh), PROT_READ | PROT_WRITE,
 			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_TRUE(self->sh != MAP_FAILED);
+	ASSERT_EQ(0, pipe(self->done));
 }
 
 FIXTURE_TEARDOWN(race)
@@ -3705,9 +3708,14 @@ FIXTURE_TEARDOWN(race)
 	ev_close(&self->ev);
 	if (self->sh != MAP_FAILED)
 		munmap(self->sh, sizeof(*self->sh));
+	if (self->done[0] >= 0)
+		close(self->done[0]);
+	if (self->done[1] >= 0)
+		close(self->done[1]);
 }
 
-static void race_child(struct race_shared *sh, int cpu, pid_t parent)
+static void race_child(struct race_shared *sh, int cpu, pid_t parent,
+		       int done)
 {
 	struct perf_jit_code_entry e[RACE_BATCH];
 	struct perf_jit_code_args args;
@@ -3731,7 +3739,8 @@ static void race_child(struct race_shared *sh, int cpu, pid_t parent)
 			k += ret;
 	}
 	sh->emitted = k;
-	__atomic_store_n(&sh->done, 1, __ATOMIC_RELEASE);
+	if (write(done, "", 1) != 1)
+		_exit(1);
 	/* Alive until the parent is done: the ioctl needs its task. */
 	for (;;)
 		pause();
@@ -3820,14 +3829,18 @@ TEST_F_TIMEOUT(race, accounting, 60)
 	struct perf_event_attr attr;
 	struct race_count c = {};
 	pid_t parent = getpid();
-	unsigned int i;
 	__u64 start;
+	char stopped;
 	int ret;
 
 	self->child = fork();
 	ASSERT_GE(self->child, 0);
-	if (self->child == 0)
-		race_child(self->sh, child_cpu, parent);
+	if (self->child == 0) {
+		close(self->done[0]);
+		race_child(self->sh, child_cpu, parent, self->done[1]);
+	}
+	close(self->done[1]);
+	self->done[1] = -1;
 
 	attr_init(&attr, true);
 	if (variant->event == RACE_CPU_WIDE)
@@ -3853,12 +3866,9 @@ TEST_F_TIMEOUT(race, accounting, 60)
 		race_drain(_metadata, &self->ev, &c);
 	}
 	__atomic_store_n(&self->sh->stop, 1, __ATOMIC_RELEASE);
-	for (i = 0; i < 10000; i++) {
-		if (__atomic_load_n(&self->sh->done, __ATOMIC_ACQUIRE))
-			break;
-		usleep(1000);
-	}
-	ASSERT_TRUE(__atomic_load_n(&self->sh->done, __ATOMIC_ACQUIRE));
+	/* Its byte, once it has stopped; end of file if it died. */
+	ASSERT_EQ(1, read(self->done[0], &stopped, 1))
+		TH_LOG("waiting for the child to stop: it died");
 	EXPECT_EQ(0, self->sh->err);
 	race_drain(_metadata, &self->ev, &c);
 
