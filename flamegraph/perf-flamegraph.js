@@ -256,7 +256,6 @@ function prune(root, minPct) {
 	if (!(minPct > 0))
 		return merged;
 	const min = root.value * minPct / 100;
-	const size = (n) => 1 + (n.children || []).reduce((a, c) => a + size(c), 0);
 	const walk = (n) => {
 		if (!n.children)
 			return;
@@ -269,7 +268,7 @@ function prune(root, minPct) {
 				walk(c);
 			} else {
 				value += c.value;
-				frames += size(c);
+				frames += frameCount(c);
 			}
 		}
 		if (frames) {

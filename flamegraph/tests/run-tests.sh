@@ -89,6 +89,21 @@ else
 	fail "the embedded data holds $total samples"
 fi
 
+# must_fail NAME WANT PAGE NAME...: check-flamegraph must reject PAGE,
+# with WANT (a grep pattern) in its message; NAME says what it rejects.
+must_fail() {
+	local what=$1 want=$2 page=$3 log
+	shift 3
+	log=${page%.html}.log
+	if "$chk" "$page" "${page%.html}.png" "$@" >"$log" 2>&1; then
+		fail "check-flamegraph accepted $what"
+	elif grep -q -- "$want" "$log"; then
+		pass "check-flamegraph rejects $what"
+	else
+		fail "check-flamegraph failed for another reason on $page:"; cat "$log"
+	fi
+}
+
 # In the browser.
 chk=$fg/check-flamegraph
 names=(jitdemo run_jit jit_alpha jit_beta '[unknown]' '[perf-71.map]' 'JIT worker')
@@ -100,24 +115,16 @@ else
 fi
 
 # Must fail: a name the profile does not have.
-if "$chk" "$html" "$out/absent.png" jit_alpha jit_gamma >"$out/absent.log" 2>&1; then
-	fail "check-flamegraph accepted jit_gamma, which is not in the profile"
-elif grep -q "'jit_gamma' is neither drawn nor in the embedded data" "$out/absent.log"; then
-	pass "check-flamegraph rejects jit_gamma, which is not in the profile"
-else
-	fail "check-flamegraph failed for another reason:"; cat "$out/absent.log"
-fi
+cp "$html" "$out/absent.html"
+must_fail "jit_gamma, which is not in the profile" \
+	"'jit_gamma' is neither drawn nor in the embedded data" \
+	"$out/absent.html" jit_alpha jit_gamma
 
 # Must fail: the names are in the embedded data, but the page's script is
 # broken, so nothing is drawn.
 sed 's/flamegraph\.default()/flamegraph.broken()/' "$html" >"$out/broken.html"
-if "$chk" "$out/broken.html" "$out/broken.png" jit_alpha >"$out/broken.log" 2>&1; then
-	fail "check-flamegraph accepted a page that draws nothing"
-elif grep -q "'jit_alpha' is in the embedded data but not drawn" "$out/broken.log"; then
-	pass "check-flamegraph rejects a page whose data has jit_alpha but that draws nothing"
-else
-	fail "check-flamegraph failed for another reason on broken.html:"; cat "$out/broken.log"
-fi
+must_fail "a page whose data has jit_alpha but that draws nothing" \
+	"'jit_alpha' is in the embedded data but not drawn" "$out/broken.html" jit_alpha
 
 # A JVM-sized profile (flamegraph/tests/jvm-like.js: 10,000 samples whose
 # compiler and VM threads spread over some 30,000 distinct frames, a page
@@ -197,12 +204,7 @@ fi
 # Must fail: a page that never says it has drawn (as an older
 # perf-flamegraph made them), with the name of what was waited for.
 sed 's/window\.flamegraphDrawn = /window.flamegraphSilent = /' "$html" >"$out/silent.html"
-if "$chk" "$out/silent.html" "$out/silent.png" jit_alpha >"$out/silent.log" 2>&1; then
-	fail "check-flamegraph accepted a page that does not say it has drawn"
-elif grep -q 'no window.flamegraphDrawn' "$out/silent.log"; then
-	pass "check-flamegraph rejects a page that does not say it has drawn"
-else
-	fail "check-flamegraph failed for another reason on silent.html:"; cat "$out/silent.log"
-fi
+must_fail "a page that does not say it has drawn" 'no window.flamegraphDrawn' \
+	"$out/silent.html" jit_alpha
 
 finish
