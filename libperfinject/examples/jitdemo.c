@@ -199,6 +199,8 @@ static struct perfinject *pi;
 static unsigned int nr_rounds = 3, nr_funcs = 4, nr_cold;
 static uint64_t duration_ns = 10 * 1000000ULL;
 static bool move_mode, fork_mode, stack_mode, omit_fp;
+/* -k: the last function of the last round runs until SIGINT or SIGTERM. */
+static bool keep_last;
 /* -s: jitdemo.src next to the program, as its line tables name it. */
 static char src_path[PATH_MAX] = "jitdemo.src";
 /* SIGINT or SIGTERM: finish the function running, log it, and stop. */
@@ -889,7 +891,7 @@ out:
 }
 
 static int run_one(struct worker *w, pid_t tid, const struct jit_func *f,
-		   unsigned int *cursor, uint64_t code_index)
+		   unsigned int *cursor, uint64_t code_index, bool last)
 {
 	unsigned char *addr = w->slots + (size_t)*cursor * page_size;
 	struct forked child = { .pid = -1, .fd = -1 };
@@ -955,8 +957,8 @@ static int run_one(struct worker *w, pid_t tid, const struct jit_func *f,
 		if (err)
 			return err;
 	}
-	run_until(w, as_fn(addr), start + (move_mode ? duration_ns / 2 :
-						duration_ns));
+	run_until(w, as_fn(addr), keep_last && last ? UINT64_MAX :
+		  start + (move_mode ? duration_ns / 2 : duration_ns));
 	end = now_ns();
 	if (fork_mode) {
 		err = fork_finish(w, &child, addr, f);
@@ -1043,7 +1045,9 @@ static void *worker_main(void *arg)
 			uint64_t code_index = (uint64_t)(w->nr + 1) << 32 | ++seq;
 
 			w->err = run_one(w, tid, &w->funcs[i], &cursor,
-					 code_index);
+					 code_index,
+					 round + 1 == nr_rounds &&
+					 i + 1 == nr_funcs);
 		}
 	}
 	if (stack_mode && w->loads) {
@@ -1174,12 +1178,14 @@ static int parse_uint(const char *arg, unsigned int min, unsigned int max,
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-t threads] [-r rounds] [-f functions] [-d ms] [-m] [-F]\n"
+		"usage: %s [-t threads] [-r rounds] [-f functions] [-d ms] [-k] [-m] [-F]\n"
 		"       [-c cold] [-s [-o]] [-l logfile]\n"
 		"  -t  threads, each with its own code slots (1..256, default 1)\n"
 		"  -r  rounds over the functions (1..10000, default 3)\n"
 		"  -f  functions per thread (1..10000, default 4)\n"
 		"  -d  milliseconds each function runs (1..60000, default 10)\n"
+		"  -k  keep the last function of the last round running until\n"
+		"      SIGINT or SIGTERM (for a profiler that attaches to the run)\n"
 		"  -m  move each function to another address half-way\n"
 		"  -F  fork a child that runs each function's inherited code\n"
 		"  -c  cold functions loaded first and kept live (0..1000000)\n"
@@ -1277,7 +1283,7 @@ int main(int argc, char **argv)
 	int opt, err = 0;
 	PERFINJECT_OPTS(popts, .flags = PERFINJECT_F_REGISTRY_DATA);
 
-	while ((opt = getopt(argc, argv, "t:r:f:d:mFc:sol:h")) != -1) {
+	while ((opt = getopt(argc, argv, "t:r:f:d:kmFc:sol:h")) != -1) {
 		switch (opt) {
 		case 't':
 			err = parse_uint(optarg, 1, 256, &nr_threads);
@@ -1290,6 +1296,9 @@ int main(int argc, char **argv)
 			break;
 		case 'd':
 			err = parse_uint(optarg, 1, 60000, &ms);
+			break;
+		case 'k':
+			keep_last = true;
 			break;
 		case 'm':
 			move_mode = true;
