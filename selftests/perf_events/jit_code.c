@@ -2032,11 +2032,12 @@ TEST_F(bad_input, ioctl)
 }
 
 /*
- * The prctl reads no entries when nothing would receive a record from the
- * caller: no jit_code event in its task context (enabled or not, inherited
- * ones included) and no CPU-wide jit_code event on its CPU. It then
- * returns nr_entries for entries it would otherwise reject, and that is
- * how the tests see which way it went.
+ * The prctl checks the entries but reads no name when nothing would
+ * receive a record from the caller: no jit_code event in its task context
+ * (enabled or not, inherited ones included) and no CPU-wide jit_code event
+ * on its CPU. An entry that is not valid fails the same way either way; a
+ * name that cannot be read fails only when it is read, and that is how
+ * the tests see which way it went.
  *
  * Only events in the caller's own context and CPU-wide events on its CPU
  * count, so the test pins itself to one CPU, and other per-task events or
@@ -2075,7 +2076,7 @@ FIXTURE(shortcut)
 FIXTURE_VARIANT(shortcut)
 {
 	enum listener	listener;
-	bool		shortcut;	/* the entries are not read */
+	bool		shortcut;	/* the names are not read */
 	bool		delivered;	/* the records reach ev */
 };
 
@@ -2235,7 +2236,10 @@ static pid_t shortcut_run(struct __test_metadata *_metadata,
 	return child;
 }
 
-/* Entries the kernel rejects when it reads them. */
+/*
+ * Entries the kernel rejects, listened to or not, and a name it reads
+ * only for a listener.
+ */
 static void shortcut_entry_calls(struct __test_metadata *_metadata,
 				 struct shortcut_mem *mem, bool shortcut)
 {
@@ -2243,19 +2247,28 @@ static void shortcut_entry_calls(struct __test_metadata *_metadata,
 	struct perf_jit_code_args args;
 
 	args_init(&args, mem->guard, 3);
-	EXPECT_EQ(shortcut ? 3 : -EFAULT, jit_prctl(&args));
+	EXPECT_EQ(-EFAULT, jit_prctl(&args));
 	args.entries = KERNEL_ADDR;
-	EXPECT_EQ(shortcut ? 3 : -EFAULT, jit_prctl(&args));
+	EXPECT_EQ(-EFAULT, jit_prctl(&args));
 
 	entries_mixed(e, 1, "jit_shortcut_bad");
 	e[0].op = PERF_JIT_CODE_UNKNOWN;
 	args_init(&args, e, 3);
-	EXPECT_EQ(shortcut ? 3 : -EINVAL, jit_prctl(&args));
+	EXPECT_EQ(-EINVAL, jit_prctl(&args));
 
-	/* Read, the entries stop at the bad one; the first gets through. */
+	/* The entries stop at the bad one; the first gets through. */
 	entries_mixed(e, 2, "jit_shortcut_first");
 	e[1].flags = 1;
-	EXPECT_EQ(shortcut ? 3 : 1, jit_prctl(&args));
+	EXPECT_EQ(1, jit_prctl(&args));
+	/* The call that starts at the bad one fails. */
+	args_init(&args, &e[1], 2);
+	EXPECT_EQ(-EINVAL, jit_prctl(&args));
+
+	/* A name in the guard page: read only for a listener. */
+	entries_mixed(e, 6, "jit_shortcut_name");
+	e[0].name = (uintptr_t)mem->guard;
+	args_init(&args, e, 3);
+	EXPECT_EQ(shortcut ? 3 : -EFAULT, jit_prctl(&args));
 
 	entries_mixed(e, 3, "jit_shortcut_valid");
 	EXPECT_EQ(3, jit_prctl(&args));
