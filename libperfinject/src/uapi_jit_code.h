@@ -15,7 +15,7 @@
 #include <sys/prctl.h>
 
 #ifndef PR_PERF_JIT_CODE
-#define PR_PERF_JIT_CODE		0x4a495443	/* "JITC" */
+#define PR_PERF_JIT_CODE		82
 #endif
 
 #if defined(PERF_JIT_CODE_MAX_ENTRIES) && !defined(PERF_JIT_CODE_ENTRY_SIZE_VER1)
@@ -104,21 +104,21 @@ struct perf_jit_code_args {
 
 #ifndef PERF_EVENT_IOC_JIT_CODE
 #define PERF_EVENT_IOC_JIT_CODE \
-	_IOWR('$', 0x40, struct perf_jit_code_args)
+	_IOW('$', 12, struct perf_jit_code_args)
 #endif
 
 /* PERF_RECORD_JIT_CODE(_DATA); older headers lack the enum values. */
-#define PERFINJECT_PERF_RECORD_JIT_CODE		32
-#define PERFINJECT_PERF_RECORD_JIT_CODE_DATA	33
+#define PERFINJECT_PERF_RECORD_JIT_CODE		23
+#define PERFINJECT_PERF_RECORD_JIT_CODE_DATA	24
 
 /*
- * attr.jit_code is the top bit of the flags word that follows
- * read_format (after sigtrap, 23 reserved bits and the two data bits).
- * Older headers do not name it, so set it through this mask.
+ * attr.jit_code is bit 40 of the flags word that follows read_format
+ * (after sigtrap, bit 37, and mainline's bits 38 and 39). Older headers
+ * do not name it, so set it through this mask.
  */
-#define PERFINJECT_ATTR_FLAG_JIT_CODE	(1ULL << 63)
-/* attr.jit_code_data and attr.jit_code_bytes, the two bits below it */
-#define PERFINJECT_ATTR_FLAG_JIT_CODE_DATA	(1ULL << 62)
-#define PERFINJECT_ATTR_FLAG_JIT_CODE_BYTES	(1ULL << 61)
+#define PERFINJECT_ATTR_FLAG_JIT_CODE	(1ULL << 40)
+/* attr.jit_code_data and attr.jit_code_bytes, the two bits after it */
+#define PERFINJECT_ATTR_FLAG_JIT_CODE_DATA	(1ULL << 41)
+#define PERFINJECT_ATTR_FLAG_JIT_CODE_BYTES	(1ULL << 42)
 
 #endif /* __PERFINJECT_UAPI_JIT_CODE_H */

@@ -115,7 +115,7 @@ int t_open_jit_code_event_flags(pid_t pid, uint64_t more)
 	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
 	attr.sample_id_all = 1;
 	attr.exclude_kernel = 1;
-	/* attr.jit_code: the top bit of the flags word after read_format. */
+	/* attr.jit_code: bit 40 of the flags word after read_format. */
 	memcpy(&flags, (char *)&attr + off, sizeof(flags));
 	flags |= PERFINJECT_ATTR_FLAG_JIT_CODE | more;
 	memcpy((char *)&attr + off, &flags, sizeof(flags));

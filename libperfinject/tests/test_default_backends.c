@@ -8,7 +8,7 @@
 
 #include "helpers.h"
 
-#define PR_PERF_JIT_CODE 0x4a495443
+#define PR_PERF_JIT_CODE 82
 
 int main(void)
 {

@@ -51,9 +51,9 @@ TEST(abi_numbers)
 	struct perf_event_attr attr;
 	__u64 flags;
 
-	EXPECT_EQ(32, PERF_RECORD_JIT_CODE);
-	EXPECT_EQ(0x4a495443, PR_PERF_JIT_CODE);
-	EXPECT_EQ(_IOWR('$', 0x40, struct perf_jit_code_args),
+	EXPECT_EQ(23, PERF_RECORD_JIT_CODE);
+	EXPECT_EQ(82, PR_PERF_JIT_CODE);
+	EXPECT_EQ(_IOW('$', 12, struct perf_jit_code_args),
 		  PERF_EVENT_IOC_JIT_CODE);
 	EXPECT_EQ(32U, _IOC_SIZE(PERF_EVENT_IOC_JIT_CODE));
 	EXPECT_EQ(1, PERF_JIT_CODE_LOAD);
@@ -61,7 +61,7 @@ TEST(abi_numbers)
 	EXPECT_EQ(3, PERF_JIT_CODE_MOVE);
 	EXPECT_EQ(4, PERF_JIT_CODE_FLUSH);
 	EXPECT_EQ(5, PERF_JIT_CODE_DATA);
-	EXPECT_EQ(33, PERF_RECORD_JIT_CODE_DATA);
+	EXPECT_EQ(24, PERF_RECORD_JIT_CODE_DATA);
 	EXPECT_EQ(1, PERF_JIT_CODE_DATA_BYTES);
 	EXPECT_EQ(2, PERF_JIT_CODE_DATA_LINES);
 	EXPECT_EQ(3, PERF_JIT_CODE_DATA_UNWIND);
@@ -84,16 +84,16 @@ TEST(abi_numbers)
 	EXPECT_EQ(40UL, (unsigned long)offsetof(struct perf_jit_code_entry,
 						name));
 
-	/* jit_code is the last bit of the flags word after read_format. */
+	/* jit_code is bit 40 of the flags word after read_format. */
 	memset(&attr, 0, sizeof(attr));
 	attr.jit_code = 1;
 	memcpy(&flags, (char *)&attr + offsetof(struct perf_event_attr,
 						read_format) + 8,
 	       sizeof(flags));
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	EXPECT_EQ(1ULL << 63, flags);
+	EXPECT_EQ(1ULL << 40, flags);
 #else
-	EXPECT_EQ(1ULL, flags);
+	EXPECT_EQ(1ULL << 23, flags);
 #endif
 }
 
