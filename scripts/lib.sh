@@ -50,13 +50,22 @@ series_build_input() {
 	done
 }
 
+# The config fragments of a kernel flavour, one path a line: base.config,
+# the flavour it extends ('# extends: NAME' in its fragment), its own.
+kernel_fragments() {
+	local f=$TOP/kernel/config/$1.config ext
+	echo "$TOP/kernel/config/base.config"
+	ext=$(sed -n 's/^# extends: //p' "$f")
+	[ -z "$ext" ] || echo "$TOP/kernel/config/$ext.config"
+	echo "$f"
+}
+
 # A key over everything that goes into a kernel image.
 kernel_key() {
 	local flavour=$1
 	{
 		printf '%s\n' "$LINUX_SOURCE_VERSION" "$flavour"
 		series_build_input
-		cat "$TOP"/kernel/config/base.config
-		cat "$TOP/kernel/config/$flavour.config"
+		kernel_fragments "$flavour" | xargs cat
 	} | sha256sum | cut -c1-16
 }

@@ -97,6 +97,50 @@ TEST(abi_numbers)
 #endif
 }
 
+/*
+ * The prctl, the attribute and the ioctl agree on whether the kernel has
+ * the interface, so a profiler may probe with any of them. Without it
+ * (CONFIG_PERF_JIT_CODE=n, or a kernel that predates it) each one fails
+ * as Documentation/userspace-api/perf_jit_code.rst says, and perf events
+ * without the attribute open as before.
+ */
+TEST(probes_agree)
+{
+	struct perf_event_attr attr;
+	struct ev jit, plain;
+	int ret, prctl_errno;
+	long mask;
+
+	attr_init(&attr, false);
+	ret = ev_open(&plain, &attr, 0, -1, 0);
+	if (perf_unavailable(ret))
+		SKIP(return, "perf_event_open: %s", strerror(-ret));
+	ASSERT_EQ(0, ret);
+
+	mask = prctl(PR_PERF_JIT_CODE, 0UL, 0UL, 0UL, 0UL);
+	prctl_errno = errno;
+	attr_init(&attr, true);
+	ret = ev_open(&jit, &attr, 0, -1, 0);
+	if (mask >= 0) {
+		EXPECT_EQ(JIT_OPS_MASK, mask);
+		ASSERT_EQ(0, ret);
+		EXPECT_EQ(JIT_OPS_MASK,
+			  ioctl(jit.fd, PERF_EVENT_IOC_JIT_CODE, NULL));
+		/* the probe answers on any event */
+		EXPECT_EQ(JIT_OPS_MASK,
+			  ioctl(plain.fd, PERF_EVENT_IOC_JIT_CODE, NULL));
+		ev_close(&jit);
+	} else {
+		TH_LOG("kernel without PR_PERF_JIT_CODE");
+		EXPECT_EQ(EINVAL, prctl_errno);
+		EXPECT_EQ(-EINVAL, ret);
+		/* the ioctl's number is as unknown as any other */
+		EXPECT_EQ(-1, ioctl(plain.fd, PERF_EVENT_IOC_JIT_CODE, NULL));
+		EXPECT_EQ(ENOTTY, errno);
+	}
+	ev_close(&plain);
+}
+
 /* Most tests need no more than the feature and the CPUs they may use. */
 FIXTURE(jit_code)
 {
