@@ -25,7 +25,7 @@ copy() {
 }
 
 build() {
-	make -s -C "$tmp/lib" OBJDIR=build lib >"$tmp/build.log" 2>&1 || {
+	MAKEFLAGS= make -s -j"$(nproc)" -C "$tmp/lib" OBJDIR=build lib >"$tmp/build.log" 2>&1 || {
 		cat "$tmp/build.log"
 		echo "FAIL: $1: the edited library does not build"
 		failed=1
