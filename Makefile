@@ -6,14 +6,14 @@
 #   make demo      boot the patched kernel and show perf naming JIT code
 #
 # Other targets: deps, tree, kernel, bench-kernel, perf-test,
-# perf-test-baseline, fuzz, deb, vm-shell, series-apply, series-export,
-# clean, distclean. 'make help' lists them.
+# perf-test-baseline, fuzz, bisect, deb, vm-shell, series-apply,
+# series-export, clean, distclean. 'make help' lists them.
 
 SHELL := /bin/bash
 S := scripts
 
 .PHONY: all help check demo bench deps tree kernel bench-kernel perf-test \
-	perf-test-baseline fuzz deb series-apply series-export vm-shell clean distclean
+	perf-test-baseline fuzz bisect deb series-apply series-export vm-shell clean distclean
 
 # The long runs of every fuzzer: FUZZ_SECONDS each for libFuzzer's,
 # KERNEL_FUZZ_CALLS calls for the kernel's (doc/hardening.md).
@@ -33,6 +33,7 @@ help:
 	@echo '  perf-test      perf test with the tools series, against the baseline'
 	@echo '  perf-test-baseline  perf test without the series: write the baseline'
 	@echo '  fuzz           the long fuzzing runs (FUZZ_SECONDS, KERNEL_FUZZ_CALLS)'
+	@echo '  bisect         build (and link) the kernel at every patch of the series'
 	@echo '  deb            build the Debian packages (debian/) into build/deb/'
 	@echo '  series-apply   make build/linux branch perfinject = pristine + kernel/patches'
 	@echo '  series-export  regenerate kernel/patches and selftests/ from that branch'
@@ -52,6 +53,10 @@ perf-test: deps
 
 perf-test-baseline: deps
 	$(S)/perf-test-run --base
+
+# The full form of the check make check runs as 'build-each --quick'.
+bisect: deps
+	$(S)/build-each
 
 fuzz: deps
 	$(S)/kernel-fuzz $(KERNEL_FUZZ_CALLS)
