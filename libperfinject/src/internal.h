@@ -12,6 +12,8 @@
 
 #define PI_HIDDEN __attribute__((visibility("hidden")))
 
+#include "index.h"
+
 #define PI_FILE_BACKENDS (PERFINJECT_BACKEND_PERFMAP | \
 			  PERFINJECT_BACKEND_JITDUMP)
 
@@ -57,19 +59,6 @@ struct pi_change {
 
 extern PI_HIDDEN const struct perfinject_load_opts pi_no_opts;
 
-/* A hash table of entries, by addr or by code_index (under pi->lock). */
-struct pi_slot {
-	uint64_t		key;
-	struct pi_entry		*e;		/* NULL: empty */
-};
-
-struct pi_table {
-	struct pi_slot		*slots;
-	size_t			mask;		/* capacity - 1; 0: none */
-	size_t			nr;
-	bool			by_index;
-};
-
 /*
  * Which change of the chunk being resolved last touched a key: an
  * open-addressing table stamped with the chunk's generation, so that it
@@ -105,8 +94,8 @@ struct pi_file {
 struct perfinject {
 	/* Serialises writers, and orders records as the registry changes. */
 	pthread_mutex_t		lock;
-	struct pi_table		by_addr;
-	struct pi_table		by_index;
+	struct pi_addr_index	by_addr;	/* index.h */
+	struct pi_index		by_index;
 	size_t			nr_live;	/* atomic reads */
 	unsigned int		backends;	/* active */
 	bool			publish;	/* in the registry */

@@ -897,13 +897,14 @@ static void pi_unload_all(struct perfinject *pi)
 	struct pi_emit_ctx x = { .pi = pi, .op = PERF_JIT_CODE_UNLOAD,
 				 .kernel = true };
 
-	if (!(pi->backends & PERFINJECT_BACKEND_KERNEL) || !pi->by_addr.nr)
+	if (!(pi->backends & PERFINJECT_BACKEND_KERNEL) ||
+	    !pi_addr_count(&pi->by_addr))
 		return;
 	pi_registry_for_each(pi, pi_emit_entry, &x);
 	pi_emit_flush(&x);
 	if (x.err)
 		pi_warn("free: the kernel refused the unloads after %d of %zu: %s\n",
-			x.count, pi->by_addr.nr, strerror(-x.err));
+			x.count, pi_addr_count(&pi->by_addr), strerror(-x.err));
 }
 
 /*

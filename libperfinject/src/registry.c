@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The registry of live code: two hash tables (by start address, by code
- * index) for lookups inside the process, and a published view, chunks of
- * entries with a sequence count each, for readers outside it.
+ * The registry of live code: two indexes (by start address, by code
+ * index, index.h) for lookups inside the process, and a published view,
+ * chunks of entries with a sequence count each, for readers outside it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -296,114 +296,21 @@ static void pub_slot_clear(uint64_t slot)
 	pub_slot_end(s);
 }
 
-/*
- * The handle's tables: open addressing with linear probing, at most half
- * full, and deletion by shifting the entries after the hole back (so no
- * tombstones). A slot holds its key beside the entry, so that a probe
- * reads the table and nothing else. Under pi->lock, like everything that
- * reads them.
- */
-static inline uint64_t pi_key(const struct pi_table *t,
-			      const struct pi_entry *e)
-{
-	return t->by_index ? e->code_index : e->addr;
-}
-
-static struct pi_slot *pi_table_slot(struct pi_table *t, uint64_t key)
-{
-	size_t i;
-
-	if (!t->mask)
-		return NULL;
-	for (i = pi_hash(key) & t->mask; t->slots[i].e; i = (i + 1) & t->mask)
-		if (t->slots[i].key == key)
-			return &t->slots[i];
-	return NULL;
-}
-
-static void pi_table_put_key(struct pi_table *t, uint64_t key,
-			     struct pi_entry *e)
-{
-	size_t i;
-
-	for (i = pi_hash(key) & t->mask; t->slots[i].e; i = (i + 1) & t->mask)
-		;
-	t->slots[i].key = key;
-	t->slots[i].e = e;
-	t->nr++;
-}
-
-static void pi_table_put(struct pi_table *t, struct pi_entry *e)
-{
-	pi_table_put_key(t, pi_key(t, e), e);
-}
-
-/* Room for @more further entries without growing in pi_table_put(). */
-static int pi_table_reserve(struct pi_table *t, size_t more)
-{
-	struct pi_slot *old = t->slots;
-	size_t cap = t->mask + 1, old_cap = t->mask ? cap : 0, i;
-
-	if (t->nr + more <= old_cap / 2)
-		return 0;
-	if (t->nr + more > SIZE_MAX / 4 / sizeof(*old))
-		return -ENOMEM;
-	cap = old_cap ? old_cap : 64;
-	while (t->nr + more > cap / 2)
-		cap *= 2;
-	t->slots = calloc(cap, sizeof(*t->slots));
-	if (!t->slots) {
-		t->slots = old;
-		return -ENOMEM;
-	}
-	t->mask = cap - 1;
-	t->nr = 0;
-	for (i = 0; i < old_cap; i++)
-		if (old[i].e)
-			pi_table_put_key(t, old[i].key, old[i].e);
-	free(old);
-	return 0;
-}
-
-static void pi_table_del(struct pi_table *t, struct pi_slot *slot)
-{
-	size_t hole = slot - t->slots, i = hole, home;
-
-	t->slots[hole].e = NULL;
-	t->nr--;
-	for (;;) {
-		i = (i + 1) & t->mask;
-		if (!t->slots[i].e)
-			return;
-		home = pi_hash(t->slots[i].key) & t->mask;
-		/* Move it back unless its home lies in (hole, i]. */
-		if (((i - home) & t->mask) >= ((i - hole) & t->mask)) {
-			t->slots[hole] = t->slots[i];
-			t->slots[i].e = NULL;
-			hole = i;
-		}
-	}
-}
-
 int pi_registry_init(struct perfinject *pi)
 {
-	pi->by_addr.by_index = false;
-	pi->by_index.by_index = true;
+	pi_addr_init(&pi->by_addr);
+	pi_index_init(&pi->by_index, true);
 	return 0;
 }
 
 struct pi_entry *pi_lookup_addr(struct perfinject *pi, uint64_t addr)
 {
-	struct pi_slot *slot = pi_table_slot(&pi->by_addr, addr);
-
-	return slot ? slot->e : NULL;
+	return pi_addr_lookup(&pi->by_addr, addr);
 }
 
 struct pi_entry *pi_lookup_index(struct perfinject *pi, uint64_t code_index)
 {
-	struct pi_slot *slot = pi_table_slot(&pi->by_index, code_index);
-
-	return slot ? slot->e : NULL;
+	return pi_index_lookup(&pi->by_index, code_index);
 }
 
 /* Make sure pi_registry_commit() of @loads more loads cannot fail. */
@@ -411,9 +318,9 @@ int pi_registry_reserve(struct perfinject *pi, size_t loads)
 {
 	int err;
 
-	err = pi_table_reserve(&pi->by_addr, loads);
+	err = pi_addr_reserve(&pi->by_addr, loads);
 	if (!err)
-		err = pi_table_reserve(&pi->by_index, loads);
+		err = pi_index_reserve(&pi->by_index, loads);
 	if (!err && pi->publish)
 		err = pi_slots_take(pi, loads);
 	return err;
@@ -452,17 +359,16 @@ void pi_entry_free(struct pi_entry *e)
 
 static void pi_entry_insert(struct perfinject *pi, struct pi_entry *e)
 {
-	pi_table_put(&pi->by_addr, e);
+	pi_addr_insert(&pi->by_addr, e);
 	if (e->code_index)
-		pi_table_put(&pi->by_index, e);
+		pi_index_insert(&pi->by_index, e);
 }
 
 static void pi_entry_remove(struct perfinject *pi, struct pi_entry *e)
 {
-	pi_table_del(&pi->by_addr, pi_table_slot(&pi->by_addr, e->addr));
+	pi_addr_delete(&pi->by_addr, e);
 	if (e->code_index)
-		pi_table_del(&pi->by_index,
-			     pi_table_slot(&pi->by_index, e->code_index));
+		pi_index_delete(&pi->by_index, e);
 }
 
 /*
@@ -527,7 +433,8 @@ void pi_registry_commit(struct perfinject *pi, struct pi_change *chg,
 					   __ATOMIC_RELAXED);
 		__atomic_fetch_add(&d->changes, 1, __ATOMIC_RELEASE);
 	}
-	__atomic_store_n(&pi->nr_live, pi->by_addr.nr, __ATOMIC_RELAXED);
+	__atomic_store_n(&pi->nr_live, pi_addr_count(&pi->by_addr),
+			 __ATOMIC_RELAXED);
 	pi->gone = gone;
 }
 
@@ -593,7 +500,8 @@ void pi_registry_undo(struct perfinject *pi, struct pi_change *chg,
 					   __ATOMIC_RELAXED);
 		__atomic_fetch_add(&d->changes, 1, __ATOMIC_RELEASE);
 	}
-	__atomic_store_n(&pi->nr_live, pi->by_addr.nr, __ATOMIC_RELAXED);
+	__atomic_store_n(&pi->nr_live, pi_addr_count(&pi->by_addr),
+			 __ATOMIC_RELAXED);
 }
 
 /*
@@ -616,51 +524,51 @@ void pi_registry_reap(struct perfinject *pi)
 void pi_registry_for_each(struct perfinject *pi,
 			  void (*fn)(struct pi_entry *e, void *ctx), void *ctx)
 {
-	struct pi_table *t = &pi->by_addr;
-	size_t i;
+	pi_addr_for_each(&pi->by_addr, fn, ctx);
+}
 
-	for (i = 0; t->mask && i <= t->mask; i++)
-		if (t->slots[i].e)
-			fn(t->slots[i].e, ctx);
+struct pi_fini_ctx {
+	struct perfinject	*pi;
+	struct pi_entry		*gone;
+};
+
+/* Empty @e's slot and put @e on the list to free. With pub_lock. */
+static void pi_fini_entry(struct pi_entry *e, void *ctx)
+{
+	struct pi_fini_ctx *f = ctx;
+
+	if (f->pi->publish) {
+		pub_slot_clear(e->slot);
+		pub_slot_free(e->slot);
+	}
+	e->next_free = f->gone;
+	f->gone = e;
 }
 
 /* Remove everything; pi->lock held, no other user of @pi. */
 void pi_registry_fini(struct perfinject *pi)
 {
 	struct perfinject_registry_descriptor *d = &pi_desc;
-	struct pi_table *t = &pi->by_addr;
-	struct pi_entry *gone = NULL, *e;
-	size_t i;
+	struct pi_fini_ctx f = { .pi = pi };
+	size_t nr = pi_addr_count(&pi->by_addr);
+	struct pi_entry *e;
 
 	pthread_mutex_lock(&pub_lock);
-	for (i = 0; t->mask && i <= t->mask; i++) {
-		e = t->slots[i].e;
-		if (!e)
-			continue;
-		if (pi->publish) {
-			pub_slot_clear(e->slot);
-			pub_slot_free(e->slot);
-		}
-		e->next_free = gone;
-		gone = e;
-	}
+	pi_addr_for_each(&pi->by_addr, pi_fini_entry, &f);
 	while (pi->nr_own)
 		pub_slot_free(pi->own[--pi->nr_own]);
 	pthread_mutex_unlock(&pub_lock);
 	if (pi->publish) {
-		__atomic_fetch_sub(&d->nr_live, (uint64_t)t->nr,
+		__atomic_fetch_sub(&d->nr_live, (uint64_t)nr,
 				   __ATOMIC_RELAXED);
 		__atomic_fetch_add(&d->changes, 1, __ATOMIC_RELEASE);
 	}
-	while (gone) {
-		e = gone->next_free;
-		pi_entry_free(gone);
-		gone = e;
+	pi_addr_fini(&pi->by_addr);
+	pi_index_fini(&pi->by_index);
+	while (f.gone) {
+		e = f.gone->next_free;
+		pi_entry_free(f.gone);
+		f.gone = e;
 	}
-	free(pi->by_addr.slots);
-	free(pi->by_index.slots);
-	memset(&pi->by_addr, 0, sizeof(pi->by_addr));
-	memset(&pi->by_index, 0, sizeof(pi->by_index));
-	pi->by_index.by_index = true;
 	pi->nr_live = 0;
 }
