@@ -17,9 +17,16 @@
 #define PI_FILE_BACKENDS (PERFINJECT_BACKEND_PERFMAP | \
 			  PERFINJECT_BACKEND_JITDUMP)
 
-/* One live piece of code. Immutable once in the tables. */
+/*
+ * One live piece of code. Immutable once in the indexes: with URCU=1,
+ * perfinject__find() reads it without pi->lock, and only next_free (which
+ * no reader reads) is written after it went in.
+ */
 struct pi_entry {
 	struct pi_entry		*next_free;	/* retired in a commit */
+#ifdef PI_URCU
+	struct cds_lfht_node	addr_node;	/* in pi->by_addr */
+#endif
 	uint64_t		addr;
 	uint64_t		len;
 	uint64_t		code_index;	/* 0: none */
@@ -92,7 +99,15 @@ struct pi_file {
 };
 
 struct perfinject {
-	/* Serialises writers, and orders records as the registry changes. */
+	/*
+	 * Serialises writers, and orders records as the registry changes:
+	 * a change is resolved, committed and sent to the kernel (and the
+	 * files) under it, so that a load reaches the kernel before an
+	 * unload of the same address that another thread makes once the
+	 * load returned or once it found the code, and perf never sees the
+	 * unload first. The address index being readable without it
+	 * (URCU=1, index.h) changes nothing there: only writers send.
+	 */
 	pthread_mutex_t		lock;
 	struct pi_addr_index	by_addr;	/* index.h */
 	struct pi_index		by_index;
@@ -107,6 +122,12 @@ struct perfinject {
 	struct pi_chunk_slot	*chunk_addr;	/* PI_CHUNK_HASH */
 	struct pi_chunk_slot	*chunk_index;
 	struct pi_entry		*gone;		/* retired by the last commit */
+	/*
+	 * Retired entries that a reader without pi->lock may still hold
+	 * (PI_ADDR_LOCKLESS_READS), freed after a grace period.
+	 */
+	struct pi_entry		*retired;
+	unsigned int		nr_retired;
 	uint64_t		dump_next;	/* jitdump indices taken: */
 	uint64_t		dump_end;	/* (dump_next, dump_end] */
 	uint64_t		*own;		/* free published slots */
@@ -154,6 +175,36 @@ PI_HIDDEN void pi_registry_for_each(struct perfinject *pi,
 				    void *ctx);
 PI_HIDDEN void pi_publish_lock(void);
 PI_HIDDEN void pi_publish_unlock(void);
+PI_HIDDEN void pi_registry_free_retired(struct pi_entry *list);
+
+/*
+ * Retired entries a handle keeps before it waits for a grace period, with
+ * PI_ADDR_LOCKLESS_READS. urcu-bp's synchronize_rcu() makes two
+ * membarrier() calls and changes the signal mask twice, some
+ * microseconds, where a load and an unload take some hundred
+ * nanoseconds; and while a reader that the scheduler took off its CPU
+ * holds a read-side critical section, it sleeps 10 ms at a time. One
+ * wait per PI_RETIRE_BATCH entries costs a few nanoseconds each, and
+ * holds at most that many entries (about a megabyte) per handle.
+ */
+#define PI_RETIRE_BATCH	8192
+
+/*
+ * With pi->lock held: the retired entries, once there are
+ * PI_RETIRE_BATCH, for pi_registry_free_retired() after the caller
+ * dropped pi->lock; else NULL. Always NULL in the default build.
+ */
+static inline struct pi_entry *
+pi_registry_take_retired(struct perfinject *pi)
+{
+	struct pi_entry *list = pi->retired;
+
+	if (!PI_ADDR_LOCKLESS_READS || pi->nr_retired < PI_RETIRE_BATCH)
+		return NULL;
+	pi->retired = NULL;
+	pi->nr_retired = 0;
+	return list;
+}
 
 /* backend_kernel.c */
 PI_HIDDEN int pi_kernel_probe(void);

@@ -102,9 +102,11 @@ static void pi_atfork_prepare(void)
 	for (pi = handles; pi; pi = pi->next)
 		pthread_mutex_lock(&pi->lock);
 	pi_publish_lock();
+	/* Last: a writer may wait for a grace period under pi->lock. */
+	pi_addr_before_fork();
 }
 
-static void pi_atfork_parent(void)
+static void pi_atfork_unlock(void)
 {
 	struct perfinject *pi;
 
@@ -114,11 +116,18 @@ static void pi_atfork_parent(void)
 	pthread_mutex_unlock(&handles_lock);
 }
 
+static void pi_atfork_parent(void)
+{
+	pi_addr_after_fork_parent();
+	pi_atfork_unlock();
+}
+
 static void pi_atfork_child(void)
 {
 	/* Single-threaded here: the next call of each handle sees it. */
 	pi_fork_gen++;
-	pi_atfork_parent();
+	pi_addr_after_fork_child();
+	pi_atfork_unlock();
 }
 
 static void pi_atfork_register(void)
@@ -922,6 +931,7 @@ static int pi_run_chunk(struct perfinject *pi,
 	/* One operation has no earlier one in its chunk to look up. */
 	if (n > 1)
 		pi_chunk_begin(pi);
+	pi_addr_walk_begin();
 	for (i = 0; i < n; i++) {
 		err = pi_resolve(pi, &ops[i], nr, &loads);
 		if (err)
@@ -930,6 +940,7 @@ static int pi_run_chunk(struct perfinject *pi,
 			pi_chunk_note(pi, nr);
 		nr++;
 	}
+	pi_addr_walk_end();
 
 	/* Room in the tables now: nothing may fail once the kernel took it. */
 	if (nr && pi_registry_reserve(pi, loads)) {
@@ -971,6 +982,7 @@ static int pi_apply(struct perfinject *pi, const struct perfinject_code_op *ops,
 		    size_t n, size_t *done)
 {
 	unsigned int applied, chunk;
+	struct pi_entry *retired;
 	int err = 0;
 
 	*done = 0;
@@ -981,7 +993,11 @@ static int pi_apply(struct perfinject *pi, const struct perfinject_code_op *ops,
 		err = pi_run_chunk(pi, ops + *done, chunk, &applied);
 		*done += applied;
 	}
+	retired = pi_registry_take_retired(pi);
 	pthread_mutex_unlock(&pi->lock);
+	/* The grace period without the lock: other writers go on. */
+	if (retired)
+		pi_registry_free_retired(retired);
 	return err;
 }
 
@@ -1175,6 +1191,7 @@ PERFINJECT_API int perfinject__unload_range(struct perfinject *pi,
 {
 	struct pi_range_ctx r = { .start = addr };
 	struct perfinject_code_op *ops = NULL;
+	struct pi_entry *retired;
 	unsigned int applied, chunk;
 	size_t done = 0, i;
 	int err = 0;
@@ -1210,7 +1227,10 @@ PERFINJECT_API int perfinject__unload_range(struct perfinject *pi,
 		done += applied;
 	}
 out:
+	retired = pi_registry_take_retired(pi);
 	pthread_mutex_unlock(&pi->lock);
+	if (retired)
+		pi_registry_free_retired(retired);
 	free(ops);
 	free(r.addrs);
 	if (done)
@@ -1297,7 +1317,8 @@ PERFINJECT_API int perfinject__find(struct perfinject *pi, uint64_t addr,
 
 	if (!pi || !code || (name_buf && !name_sz))
 		return pi_err(-EINVAL);
-	pthread_mutex_lock(&pi->lock);
+	/* pi->lock, or with URCU=1 no lock at all (index.h). */
+	pi_addr_read_lock(&pi->lock);
 	e = pi_lookup_addr(pi, addr);
 	if (e) {
 		code->addr = e->addr;
@@ -1313,7 +1334,7 @@ PERFINJECT_API int perfinject__find(struct perfinject *pi, uint64_t addr,
 			code->name = name_buf;
 		}
 	}
-	pthread_mutex_unlock(&pi->lock);
+	pi_addr_read_unlock(&pi->lock);
 	return e ? 0 : pi_err(-ENOENT);
 }
 
@@ -1332,7 +1353,7 @@ PERFINJECT_API int perfinject__find_info(struct perfinject *pi, uint64_t addr,
 	if (!pi || !info || info->sz < PI_CODE_INFO_SIZE_VER0 ||
 	    (name_buf && !name_sz))
 		return pi_err(-EINVAL);
-	pthread_mutex_lock(&pi->lock);
+	pi_addr_read_lock(&pi->lock);
 	e = pi_lookup_addr(pi, addr);
 	if (e) {
 		out.addr = e->addr;
@@ -1348,7 +1369,7 @@ PERFINJECT_API int perfinject__find_info(struct perfinject *pi, uint64_t addr,
 			name_buf[n] = '\0';
 		}
 	}
-	pthread_mutex_unlock(&pi->lock);
+	pi_addr_read_unlock(&pi->lock);
 	if (!e)
 		return pi_err(-ENOENT);
 	/* What this library knows, within what the caller has. */

@@ -357,6 +357,44 @@ void pi_entry_free(struct pi_entry *e)
 	free(e);
 }
 
+/*
+ * @e has left the indexes for good. Without PI_ADDR_LOCKLESS_READS its
+ * readers hold pi->lock, as the caller does: free it now. Otherwise a
+ * perfinject__find() may still be reading it: keep it until a grace
+ * period has passed (pi_registry_take_retired()).
+ */
+static void pi_entry_retire(struct perfinject *pi, struct pi_entry *e)
+{
+	if (!PI_ADDR_LOCKLESS_READS) {
+		pi_entry_free(e);
+		return;
+	}
+	e->next_free = pi->retired;
+	pi->retired = e;
+	pi->nr_retired++;
+}
+
+/*
+ * Free @list, entries that pi_registry_take_retired() took, after a
+ * grace period. Outside any read-side critical section; best without
+ * pi->lock, so that the handle's other writers go on meanwhile (a
+ * reader never waits for pi->lock, so nothing waits in a circle either
+ * way).
+ */
+void pi_registry_free_retired(struct pi_entry *list)
+{
+	struct pi_entry *e;
+
+	if (!list)
+		return;
+	pi_addr_wait_readers();
+	while (list) {
+		e = list->next_free;
+		pi_entry_free(list);
+		list = e;
+	}
+}
+
 static void pi_entry_insert(struct perfinject *pi, struct pi_entry *e)
 {
 	pi_addr_insert(&pi->by_addr, e);
@@ -387,6 +425,7 @@ void pi_registry_commit(struct perfinject *pi, struct pi_change *chg,
 	int64_t live = 0;
 	unsigned int i;
 
+	pi_addr_walk_begin();
 	for (i = 0; i < nr; i++) {
 		const struct perf_jit_code_entry *k = &chg[i].kentry;
 
@@ -427,6 +466,7 @@ void pi_registry_commit(struct perfinject *pi, struct pi_change *chg,
 			break;
 		}
 	}
+	pi_addr_walk_end();
 	if (pi->publish) {
 		if (live)
 			__atomic_fetch_add(&d->nr_live, (uint64_t)live,
@@ -454,6 +494,13 @@ void pi_registry_undo(struct perfinject *pi, struct pi_change *chg,
 
 	if (!nr)
 		return;
+	/*
+	 * An entry this commit unlinked goes back in below, and cds_lfht
+	 * reuses its link: no reader may still be walking through it.
+	 */
+	if (PI_ADDR_LOCKLESS_READS)
+		pi_addr_wait_readers();
+	pi_addr_walk_begin();
 	while (nr--) {
 		struct pi_change *c = &chg[nr];
 
@@ -465,7 +512,7 @@ void pi_registry_undo(struct perfinject *pi, struct pi_change *chg,
 				pub_slot_clear(e->slot);
 				pi->own[pi->nr_own++] = e->slot;
 			}
-			pi_entry_free(e);
+			pi_entry_retire(pi, e);
 			c->add = NULL;
 			live--;
 			break;
@@ -489,11 +536,12 @@ void pi_registry_undo(struct perfinject *pi, struct pi_change *chg,
 			pi_entry_insert(pi, old);
 			if (pi->publish)
 				pub_slot_move(old->slot, old);
-			pi_entry_free(e);
+			pi_entry_retire(pi, e);
 			c->add = NULL;
 			break;
 		}
 	}
+	pi_addr_walk_end();
 	if (pi->publish) {
 		if (live)
 			__atomic_fetch_add(&d->nr_live, (uint64_t)live,
@@ -505,7 +553,8 @@ void pi_registry_undo(struct perfinject *pi, struct pi_change *chg,
 }
 
 /*
- * Free what the last commit retired, once the files have their names,
+ * Free what the last commit retired, once the files have their names
+ * (with PI_ADDR_LOCKLESS_READS: retire it, for pi_registry_take_retired()),
  * and give back the free slots the handle need not keep.
  */
 void pi_registry_reap(struct perfinject *pi)
@@ -514,17 +563,22 @@ void pi_registry_reap(struct perfinject *pi)
 
 	while (pi->gone) {
 		e = pi->gone->next_free;
-		pi_entry_free(pi->gone);
+		pi_entry_retire(pi, pi->gone);
 		pi->gone = e;
 	}
 	pi_slots_give_back(pi, PI_SLOT_KEEP);
 }
 
-/* Call @fn for every live entry, in table order; pi->lock held. */
+/*
+ * Call @fn for every live entry, in table order; pi->lock held. @fn may
+ * not change the registry, nor wait for a grace period.
+ */
 void pi_registry_for_each(struct perfinject *pi,
 			  void (*fn)(struct pi_entry *e, void *ctx), void *ctx)
 {
+	pi_addr_walk_begin();
 	pi_addr_for_each(&pi->by_addr, fn, ctx);
+	pi_addr_walk_end();
 }
 
 struct pi_fini_ctx {
@@ -554,7 +608,9 @@ void pi_registry_fini(struct perfinject *pi)
 	struct pi_entry *e;
 
 	pthread_mutex_lock(&pub_lock);
+	pi_addr_walk_begin();
 	pi_addr_for_each(&pi->by_addr, pi_fini_entry, &f);
+	pi_addr_walk_end();
 	while (pi->nr_own)
 		pub_slot_free(pi->own[--pi->nr_own]);
 	pthread_mutex_unlock(&pub_lock);
@@ -567,8 +623,11 @@ void pi_registry_fini(struct perfinject *pi)
 	pi_index_fini(&pi->by_index);
 	while (f.gone) {
 		e = f.gone->next_free;
-		pi_entry_free(f.gone);
+		pi_entry_retire(pi, f.gone);
 		f.gone = e;
 	}
+	pi_registry_free_retired(pi->retired);
+	pi->retired = NULL;
+	pi->nr_retired = 0;
 	pi->nr_live = 0;
 }

@@ -14,7 +14,11 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-make -s install PREFIX=/usr DESTDIR="$stage" OBJDIR="$stage/obj" >"$stage/install.log" 2>&1 ||
+# The build make check runs for: URCU=1 links liburcu, which a static
+# link of the archive needs too (Requires.private).
+urcu=${URCU:-0}
+make -s install PREFIX=/usr DESTDIR="$stage" OBJDIR="$stage/obj" URCU="$urcu" \
+	>"$stage/install.log" 2>&1 ||
 	{ cat "$stage/install.log"; fail "make install"; }
 for f in usr/include/perfinject/perfinject.h usr/lib/libperfinject.a \
 	 usr/lib/libperfinject.so usr/lib/pkgconfig/libperfinject.pc \
@@ -24,7 +28,20 @@ done
 soname=$(readlink "$stage/usr/lib/libperfinject.so")
 [ "$soname" = libperfinject.so.0 ] || fail "libperfinject.so -> $soname"
 
-export PKG_CONFIG_SYSROOT_DIR=$stage PKG_CONFIG_LIBDIR=$stage/usr/lib/pkgconfig
+pc=$stage/usr/lib/pkgconfig/libperfinject.pc
+if [ "$urcu" = 1 ]; then
+	grep -qx 'Requires.private: liburcu-bp liburcu-cds' "$pc" ||
+		fail "URCU=1: libperfinject.pc has no Requires.private for liburcu"
+	# Where the system keeps liburcu's .pc files, which it requires.
+	urcu_pc=$(pkg-config --variable=pcfiledir liburcu-bp) ||
+		fail "pkg-config finds no liburcu-bp"
+else
+	! grep -q 'Requires' "$pc" || fail "libperfinject.pc requires: $(grep Requires "$pc")"
+	urcu_pc=
+fi
+
+export PKG_CONFIG_SYSROOT_DIR=$stage
+export PKG_CONFIG_LIBDIR=$stage/usr/lib/pkgconfig${urcu_pc:+:$urcu_pc}
 flags=$(pkg-config --cflags --libs libperfinject) || fail "pkg-config"
 case $flags in
 *"-I$stage/usr/include"*"-L$stage/usr/lib"*"-lperfinject"*) ;;

@@ -14,6 +14,8 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 demo=${JITDEMO:-examples/jitdemo}
+# The build to test (make check passes its own: the URCU=1 build's).
+obj=${OBJDIR:-build}
 command -v perf >/dev/null || { echo "SKIP: no perf"; exit 77; }
 [ -x "$demo" ] || { echo "FAIL: $demo not built"; exit 1; }
 
@@ -60,7 +62,7 @@ echo "perf inject --jit names all $(awk '!/^#/ {print $6}' "$work/log" | sort -u
 
 # Three writers of one jitdump (two handles, a second copy of the
 # library): perf inject reads it whole and writes one ELF file per LOAD.
-two=build/tests/shared/test_two_writers
+two=$obj/tests/shared/test_two_writers
 [ -x "$two" ] || fail "$two not built"
 mkdir -p "$work/two"
 perf record -q -k mono -e cpu-clock -o "$work/two.data" \
@@ -77,7 +79,7 @@ echo "perf inject --jit reads the jitdump of three writers: $nr_so functions"
 # A line table and unwind information through the jitdump: perf inject
 # puts them into the ELF files it writes, perf report --sort srcline
 # shows the lines the JIT gave, readelf decodes the CFI.
-lines=build/tests/lines_workload
+lines=$obj/tests/lines_workload
 [ -x "$lines" ] || fail "$lines not built"
 PERFINJECT_BACKENDS=jitdump perf record -q -k mono -e cpu-clock \
 	-o "$work/lines.data" "$lines" -s 1 >"$work/lines.out" 2>&1 ||
