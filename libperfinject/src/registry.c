@@ -212,14 +212,16 @@ static void pub_slot_free(uint64_t slot)
  * Every handle keeps free slots of its own, taken from the free list and
  * given back PI_SLOT_BATCH at a time: a load or an unload writes only
  * slots its handle owns, under the handle's lock, and visits pub_lock
- * once in about PI_SLOT_BATCH calls, not once a call.
+ * once in about PI_SLOT_BATCH calls, not once a call. A handle gives
+ * back only once it holds PI_SLOT_BATCH more than it keeps, or a run of
+ * unloads would give one back, under pub_lock, per unload.
  */
 #define PI_SLOT_BATCH	64
 #define PI_SLOT_KEEP	(2 * PI_SLOT_BATCH)
 
 static void pi_slots_give_back(struct perfinject *pi, unsigned int keep)
 {
-	if (pi->nr_own <= keep)
+	if (pi->nr_own <= keep + PI_SLOT_BATCH)
 		return;
 	pthread_mutex_lock(&pub_lock);
 	while (pi->nr_own > keep)
