@@ -6,7 +6,8 @@
  * ratios are what to compare. A figure is the median over ROUNDS, a
  * ratio the median of the rounds' ratios.
  *
- *   bench [-n OPS] [-b BATCH] [-r ROUNDS] [-f FORKS] [-s SECTION[,...]]
+ *   bench [-n OPS] [-b BATCH] [-r ROUNDS] [-f FORKS] [-P PASSES] [-p]
+ *         [-s SECTION[,...]]
  *
  * The sections, in the order they run (-s picks some; default all):
  *
@@ -32,9 +33,17 @@
  * batch    The registry alone, per operation: OPS loads then OPS unloads
  *          through perfinject__batch() in batches of 1, 16, 256 and 1024.
  *          Goal: <= 0.25x getppid at 1024.
- * threads  The registry alone, one handle shared by 1, 2, 4 and 8
- *          threads, each doing OPS loads then OPS unloads of its own
- *          addresses: pairs per second in all, and over one thread's.
+ * threads  The registry alone, on 1, 2, 4, 8 and 16 threads: (a) one
+ *          handle shared by all, each thread doing OPS loads then OPS
+ *          unloads of its own addresses, PASSES times over (default
+ *          10); (b) the same with a handle per thread; (c) 10 times as
+ *          many perfinject__find() per thread on one handle while one
+ *          more thread loads and unloads on it. The
+ *          cost of an operation (wall time over all threads' operations)
+ *          as a multiple of 1 thread's in the same round; goal: at most
+ *          2 at 16 threads. With -p, each round's figures as lines
+ *          "raw threads SET THREADS NS-PER-OP" too, for
+ *          bench/compare-urcu.sh, which prints only ratios of them.
  * kernel   The kernel's own path, without the library: PR_PERF_JIT_CODE
  *          with one LOAD entry per call, and with batches of 64 (per
  *          entry), while no jit_code event exists, while one exists for
@@ -74,7 +83,7 @@
 
 #define RING_PAGES	256
 #define MAX_ROUNDS	64
-#define MAX_THREADS	8
+#define MAX_THREADS	16
 #define CODE_LEN	64	/* bytes of every piece of code */
 #define FORK_ENTRIES	1000	/* live entries while fork() is timed */
 
@@ -115,7 +124,12 @@ static const char *const section_names[NR_SECTIONS] = {
 };
 
 static int nr_ops = 20000, batch = 256, rounds = 5, nr_forks = 200;
-/* Names, and pieces of code per thread: nr_ops, or the fork entries. */
+static bool print_raw;	/* -p */
+static int thread_passes = 10;	/* -P */
+/*
+ * Names, and pieces of code per thread: nr_ops, or the fork entries, or
+ * the entries of the finds in "threads", whichever is the most.
+ */
 static int nr_names;
 static struct perfinject_code_op *ops;	/* nr_ops loads, then unloads */
 static char (*names)[40];
@@ -623,50 +637,156 @@ static void run_batch(void)
 	}
 }
 
+/* Live entries the finds of "threads" (c) look among, and as many more. */
+#define FIND_LIVE	1024
+/*
+ * A thread of "threads" loads and unloads its OPS entries thread_passes
+ * times (-P), and a find costs about a tenth of a load or an unload: on
+ * the host each timing lasts a tenth of a second or more at 1 thread,
+ * well above the scheduler's noise.
+ */
+#define FINDS_PER_OP	10
+
+enum thread_set {
+	SET_SHARED,	/* (a) loads and unloads, one handle for all */
+	SET_OWN,	/* (b) loads and unloads, a handle per thread */
+	SET_FINDS,	/* (c) finds on one handle, one thread writing */
+	NR_SETS,
+};
+
+static const char *const set_labels[NR_SETS] = {
+	[SET_SHARED]	= "(a) one handle, load+unload",
+	[SET_OWN]	= "(b) a handle each, load+unload",
+	[SET_FINDS]	= "(c) finds, 1 thread writing",
+};
+
+/* Short names for -p output and bench/compare-urcu.sh. */
+static const char *const set_keys[NR_SETS] = {
+	[SET_SHARED]	= "shared",
+	[SET_OWN]	= "own",
+	[SET_FINDS]	= "finds",
+};
+
 struct worker {
 	struct perfinject *pi;
 	pthread_barrier_t *start;
 	pthread_t thread;
 	int id;
 	int err;
+	int *stop;	/* the writer of (c): run until set */
+	/*
+	 * When the thread left the barrier and when it was done: the main
+	 * thread may get its CPU back only later, on a busy machine.
+	 */
+	uint64_t t_start;
+	uint64_t t_end;
 };
 
 static void *worker_run(void *arg)
 {
 	struct worker *w = arg;
 	long base = (long)w->id * nr_names;
-	int i;
+	int pass, i;
 
 	pthread_barrier_wait(w->start);
-	for (i = 0; i < nr_ops; i++) {
-		w->err = perfinject__load(w->pi, names[i], code_addr(base + i),
-					  CODE_LEN, base + i + 1);
-		if (w->err)
-			return NULL;
+	w->t_start = now_ns();
+	for (pass = 0; pass < thread_passes; pass++) {
+		for (i = 0; i < nr_ops; i++) {
+			w->err = perfinject__load(w->pi, names[i],
+						  code_addr(base + i),
+						  CODE_LEN, base + i + 1);
+			if (w->err)
+				return NULL;
+		}
+		for (i = 0; i < nr_ops; i++) {
+			w->err = perfinject__unload(w->pi,
+						    code_addr(base + i));
+			if (w->err)
+				return NULL;
+		}
 	}
-	for (i = 0; i < nr_ops; i++) {
-		w->err = perfinject__unload(w->pi, code_addr(base + i));
+	w->t_end = now_ns();
+	return NULL;
+}
+
+/*
+ * FINDS_PER_OP times as many finds as a worker_run() makes operations,
+ * of addresses among FIND_LIVE entries that stay and FIND_LIVE that the
+ * writer loads and unloads: hits and misses.
+ */
+static void *finder_run(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t x = 0x9e3779b97f4a7c15ULL * (w->id + 1);
+	long i, n = (long)FINDS_PER_OP * thread_passes * 2 * nr_ops;
+	struct perfinject_code c;
+	char name[64];
+	int ret;
+
+	pthread_barrier_wait(w->start);
+	w->t_start = now_ns();
+	for (i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		ret = perfinject__find(w->pi, code_addr(x % (2 * FIND_LIVE)),
+				       &c, name, sizeof(name));
+		if (ret && ret != -ENOENT) {
+			w->err = ret;
+			return NULL;
+		}
+	}
+	w->t_end = now_ns();
+	return NULL;
+}
+
+/* (c)'s writer: loads and unloads, FIND_LIVE / 2 live, until stopped. */
+static void *churn_run(void *arg)
+{
+	struct worker *w = arg;
+	long k, at, old;
+
+	pthread_barrier_wait(w->start);
+	for (k = 0; !__atomic_load_n(w->stop, __ATOMIC_RELAXED); k++) {
+		at = FIND_LIVE + k % FIND_LIVE;
+		old = FIND_LIVE + (k - FIND_LIVE / 2) % FIND_LIVE;
+		w->err = perfinject__load(w->pi, names[at], code_addr(at),
+					  CODE_LEN, at + 1);
+		if (!w->err && k >= FIND_LIVE / 2)
+			w->err = perfinject__unload(w->pi, code_addr(old));
 		if (w->err)
 			return NULL;
 	}
 	return NULL;
 }
 
+static void start_thread(struct worker *w, void *(*fn)(void *))
+{
+	int err = pthread_create(&w->thread, NULL, fn, w);
+
+	if (err) {
+		/* Those started would wait at the barrier for ever. */
+		fprintf(stderr, "bench: pthread_create: %s\n", strerror(err));
+		exit(1);
+	}
+}
+
 /*
- * Pairs per second of @nr threads on registry-only handles: one shared
- * by all (@own false), or one each. A process has one registry and one
- * set of files however many handles it has, so a runtime can give each
- * compiler thread its own.
+ * ns per operation, over all @nr threads' operations, of @set: -1 with
+ * errno set if one failed. A process has one registry and one set of
+ * files however many handles it has, so a runtime can give each
+ * compiler thread its own (b).
  */
-static double time_threads(int nr, bool own)
+static double time_threads(int nr, enum thread_set set)
 {
 	struct perfinject *pi[MAX_THREADS] = { NULL };
-	struct worker w[MAX_THREADS];
+	int nr_pi = set == SET_OWN ? nr : 1;
+	struct worker w[MAX_THREADS], writer;
 	pthread_barrier_t start;
-	int i, err = 0;
-	uint64_t t0, t;
+	int i, err = 0, stop = 0;
+	uint64_t t0, t1;
 
-	for (i = 0; i < (own ? nr : 1); i++) {
+	for (i = 0; i < nr_pi; i++) {
 		pi[i] = bench_new(0);
 		if (!pi[i]) {
 			while (i--)
@@ -674,90 +794,116 @@ static double time_threads(int nr, bool own)
 			return -1;
 		}
 	}
-	pthread_barrier_init(&start, NULL, nr + 1);
-	for (i = 0; i < nr; i++) {
-		w[i] = (struct worker){ .pi = pi[own ? i : 0], .start = &start,
-					.id = i };
-		err = pthread_create(&w[i].thread, NULL, worker_run, &w[i]);
+	if (set == SET_FINDS) {
+		for (i = 0; i < FIND_LIVE && !err; i++)
+			err = perfinject__load(pi[0], names[i], code_addr(i),
+					       CODE_LEN, i + 1);
 		if (err) {
-			/* Those started would wait at the barrier for ever. */
-			fprintf(stderr, "bench: pthread_create: %s\n",
-				strerror(err));
-			exit(1);
+			free_keep_errno(pi[0]);
+			return -1;
 		}
 	}
+	pthread_barrier_init(&start, NULL, nr + 1 + (set == SET_FINDS));
+	if (set == SET_FINDS) {
+		writer = (struct worker){ .pi = pi[0], .start = &start,
+					  .stop = &stop };
+		start_thread(&writer, churn_run);
+	}
+	for (i = 0; i < nr; i++) {
+		w[i] = (struct worker){ .pi = pi[set == SET_OWN ? i : 0],
+					.start = &start, .id = i };
+		start_thread(&w[i], set == SET_FINDS ? finder_run :
+			     worker_run);
+	}
 	pthread_barrier_wait(&start);
-	t0 = now_ns();
+	t0 = UINT64_MAX;
+	t1 = 0;
 	for (i = 0; i < nr; i++) {
 		pthread_join(w[i].thread, NULL);
 		if (w[i].err && !err)
 			err = w[i].err;
+		if (w[i].t_start < t0)
+			t0 = w[i].t_start;
+		if (w[i].t_end > t1)
+			t1 = w[i].t_end;
 	}
-	t = now_ns() - t0;
+	if (set == SET_FINDS) {
+		__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+		pthread_join(writer.thread, NULL);
+		if (writer.err && !err)
+			err = writer.err;
+	}
 	pthread_barrier_destroy(&start);
-	for (i = 0; i < (own ? nr : 1); i++)
+	for (i = 0; i < nr_pi; i++)
 		perfinject__free(pi[i]);
 	if (err) {
 		errno = -err;
 		return -1;
 	}
-	return (double)nr * nr_ops * 1e9 / t;
+	return (double)(t1 - t0) / (2.0 * nr * nr_ops * thread_passes *
+			    (set == SET_FINDS ? FINDS_PER_OP : 1));
 }
 
 static void run_threads(void)
 {
-	static const int counts[] = { 1, 2, 4, MAX_THREADS };
-	enum { NR_COUNTS = ARRAY_SIZE(counts), NR_ROWS = 2 * NR_COUNTS };
-	double rate[NR_ROWS][MAX_ROUNDS], scale[NR_ROWS][MAX_ROUNDS];
-	double ns[NR_ROWS][MAX_ROUNDS], x[NR_ROWS][MAX_ROUNDS];
+	static const int counts[] = { 1, 2, 4, 8, MAX_THREADS };
+	enum { NR_COUNTS = ARRAY_SIZE(counts) };
+	double ns[NR_SETS][NR_COUNTS][MAX_ROUNDS];
+	double rel[NR_SETS][NR_COUNTS][MAX_ROUNDS];
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	char label[40];
-	double null;
-	int i, r, n;
-	bool own;
+	double worst;
+	int set, i, r;
 
-	title("Registry only, %d pairs per thread, median of %d rounds\n",
-	      nr_ops, rounds);
+	title("Registry only, threads, median of %d rounds, %ld CPUs online: (a), (b) %d times\n"
+	      "%d loads then %d unloads per thread; (c) %ld finds per thread while one\n"
+	      "more loads and unloads\n", rounds, cpus, thread_passes, nr_ops,
+	      nr_ops, (long)FINDS_PER_OP * thread_passes * 2 * nr_ops);
+	/* Warm up: the heap, the tables, urcu's reader registration. */
+	for (set = 0; set < NR_SETS; set++)
+		if (time_threads(1, set) < 0) {
+			printf("(an operation failed: %s)\n", strerror(errno));
+			return;
+		}
+	/* Rounds outside, so that a drift of the machine hits every row. */
 	for (r = 0; r < rounds; r++) {
-		for (i = 0; i < NR_ROWS; i++) {
-			own = i >= NR_COUNTS;
-			n = counts[i % NR_COUNTS];
-			null = time_null();
-			rate[i][r] = time_threads(n, own);
-			if (rate[i][r] < 0) {
-				printf("(an operation failed: %s)\n",
-				       strerror(errno));
-				return;
+		for (set = 0; set < NR_SETS; set++) {
+			for (i = 0; i < NR_COUNTS; i++) {
+				ns[set][i][r] = time_threads(counts[i], set);
+				if (ns[set][i][r] < 0) {
+					printf("(an operation failed: %s)\n",
+					       strerror(errno));
+					return;
+				}
+				/* Over 1 thread of the same set and round. */
+				rel[set][i][r] = ns[set][i][r] / ns[set][0][r];
 			}
-			/* Over one thread on one handle, in the same round. */
-			scale[i][r] = rate[i][r] / rate[0][r];
-			ns[i][r] = 1e9 / rate[i][r];
-			x[i][r] = ns[i][r] / null;
 		}
 	}
-	printf("%-28s  %9s  %7s  %9s  %7s  (%ld CPUs online)\n", "", "pairs/s",
-	       "x 1 thr", "ns/pair", "x null", cpus);
-	for (i = 0; i < NR_ROWS; i++) {
-		own = i >= NR_COUNTS;
-		n = counts[i % NR_COUNTS];
-		snprintf(label, sizeof(label), "%d thread%s, %s", n,
-			 n > 1 ? "s" : "", own ? "a handle each" : "one handle");
-		printf("%-28s  %9.0f  %7.2f", label, median(rate[i], rounds),
-		       median(scale[i], rounds));
-		print_figure(ns[i], x[i]);
-		/* The goal: 8 threads at 4 times one, where 8 CPUs can run them. */
-		if (own && n == MAX_THREADS) {
-			if (cpus >= MAX_THREADS)
-				printf("  >= 4.00: %s",
-				       median(scale[i], rounds) >= 4 ? "met" :
-				       "MISSED");
-			else
-				printf("  (bound: %ld CPUs)", cpus);
-		}
-		putchar('\n');
+	printf("%-32s", "per operation, over 1 thread");
+	for (i = 0; i < NR_COUNTS; i++)
+		printf("  %3d thr", counts[i]);
+	printf("  %d <= 2x 1\n", MAX_THREADS);
+	for (set = 0; set < NR_SETS; set++) {
+		printf("%-32s", set_labels[set]);
+		for (i = 0; i < NR_COUNTS; i++)
+			printf("  %7.2f", median(rel[set][i], rounds));
+		worst = median(rel[set][NR_COUNTS - 1], rounds);
+		printf("  %s\n", verdict(worst, 2.0));
 	}
-	printf("x 1 thr: pairs/s over those of 1 thread on one handle in the same round\n"
-	       "ns/pair: wall time over the pairs of all threads\n");
+	printf("per operation: wall time over the operations of all threads, as a multiple of\n"
+	       "that of 1 thread in the same round. Lower is better; with %ld CPUs, threads\n"
+	       "that never wait for each other read 1/%ld from %ld threads on. Past %ld\n"
+	       "threads this measures contention, not parallelism.\n",
+	       cpus, cpus, cpus, cpus);
+	/* For bench/compare-urcu.sh, which prints only ratios of them. */
+	if (print_raw) {
+		for (set = 0; set < NR_SETS; set++)
+			for (i = 0; i < NR_COUNTS; i++)
+				for (r = 0; r < rounds; r++)
+					printf("raw threads %s %d %.2f\n",
+					       set_keys[set], counts[i],
+					       ns[set][i][r]);
+	}
 }
 
 /* us per fork() and waitpid() of a child that exits at once: median. */
@@ -978,12 +1124,16 @@ static void run_kernel(void)
 static void print_usage(FILE *f, const char *prog)
 {
 	fprintf(f,
-		"usage: %s [-n OPS] [-b BATCH] [-r ROUNDS] [-f FORKS] [-s SECTION[,...]]\n"
+		"usage: %s [-n OPS] [-b BATCH] [-r ROUNDS] [-f FORKS] [-P PASSES] [-p]\n"
+		"       [-s SECTION[,...]]\n"
 		"  -n OPS      loads, then as many unloads, per timing and per thread\n"
 		"              (default 20000)\n"
 		"  -b BATCH    operations per perfinject__batch() in \"ops\" (default 256)\n"
 		"  -r ROUNDS   rounds to take the median of, 1 to %d (default 5)\n"
 		"  -f FORKS    forks to take the median of (default 200)\n"
+		"  -P PASSES   times each thread of \"threads\" goes through its OPS\n"
+		"              (default 10; fewer in an emulated guest)\n"
+		"  -p          \"threads\" prints each round's figures as lines, too\n"
 		"  -s SECTION  fork, ops, pairs, batch, threads, kernel or all (the\n"
 		"              default); repeat -s or separate with commas for several\n",
 		prog, MAX_ROUNDS);
@@ -1016,7 +1166,7 @@ int main(int argc, char **argv)
 	double fork_before = -1;
 	int opt, i;
 
-	while ((opt = getopt(argc, argv, "n:b:r:f:s:h")) != -1) {
+	while ((opt = getopt(argc, argv, "n:b:r:f:s:P:ph")) != -1) {
 		switch (opt) {
 		case 'n':
 			nr_ops = atoi(optarg);
@@ -1029,6 +1179,12 @@ int main(int argc, char **argv)
 			break;
 		case 'f':
 			nr_forks = atoi(optarg);
+			break;
+		case 'p':
+			print_raw = true;
+			break;
+		case 'P':
+			thread_passes = atoi(optarg);
 			break;
 		case 's':
 			if (parse_sections(optarg, &want)) {
@@ -1047,8 +1203,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind < argc || nr_ops < 1 || batch < 1 || rounds < 1 ||
-	    rounds > MAX_ROUNDS || nr_forks < 1) {
-		fprintf(stderr, "bench: bad -n, -b, -r or -f, or an argument\n");
+	    rounds > MAX_ROUNDS || nr_forks < 1 || thread_passes < 1) {
+		fprintf(stderr, "bench: bad -n, -b, -r, -f or -P, or an argument\n");
 		print_usage(stderr, argv[0]);
 		return 2;
 	}
@@ -1058,6 +1214,8 @@ int main(int argc, char **argv)
 	setenv("PERFINJECT_BACKENDS", "none", 1);
 
 	nr_names = nr_ops > FORK_ENTRIES ? nr_ops : FORK_ENTRIES;
+	if (nr_names < 2 * FIND_LIVE)
+		nr_names = 2 * FIND_LIVE;
 	ops = calloc(2 * nr_ops, sizeof(*ops));
 	names = calloc(nr_names, sizeof(*names));
 	/* Room for every thread's addresses; only the first part is written. */
