@@ -5,6 +5,12 @@
 #
 #   tools-perf-patches/upstream-fixes/run.sh           perf with the fixes
 #   tools-perf-patches/upstream-fixes/run.sh --before  perf without them
+#   tools-perf-patches/upstream-fixes/run.sh --export  write the series
+#
+# --export writes the commits of branch upstream-fixes in the worktree
+# build/linux-upstream-fixes (made by the first form) back into this
+# folder, as patch files and 'series': how a fix is added or changed
+# (commit it there, export, and run the first form and --before).
 #
 # The first applies the series (git am) onto the pristine tree in the
 # worktree build/linux-upstream-fixes and builds perf there into
@@ -22,8 +28,9 @@
 #
 # With --before the verdicts turn round: a reproducer passes if the
 # pristine perf fails on it (a signal, an AddressSanitizer report, stack
-# smashing), which shows that the test fails without the fix. The script
-# exits 1 if a reproducer failed, 2 if it could not run.
+# smashing), which shows that the test fails without the fix. The first
+# form also checks that the patch files equal their regeneration
+# (--export). The script exits 1 if a check failed, 2 if it could not run.
 
 . "$(dirname "$0")/../../scripts/lib.sh"
 
@@ -32,16 +39,20 @@ PERF_OPTS=(NO_LIBPYTHON=1 NO_LIBPERL=1 NO_JVMTI=1
 	   EXTRA_CFLAGS="-fsanitize=address -fno-omit-frame-pointer"
 	   LDFLAGS=-fsanitize=address)
 
-before=
-if [ "${1:-}" = --before ]; then
-	before=1
-	shift
-fi
-[ $# -eq 0 ] || { echo "usage: $0 [--before]" >&2; exit 2; }
+before= export=
+case ${1:-} in
+--before) before=1; shift ;;
+--export) export=1; shift ;;
+esac
+[ $# -eq 0 ] || { echo "usage: $0 [--before|--export]" >&2; exit 2; }
 
 "$TOP/scripts/kernel-tree" prepare >&2 || exit 2
 
 g() { git -C "$tree" "$@"; }
+
+series_key() {
+	cat "$HERE/series" "$HERE"/*.patch | sha256sum | cut -c1-16
+}
 
 # The worktree with the series applied, made again only when the series
 # changes; commits made there and not exported stop it (PERFINJECT_FORCE=1
@@ -49,7 +60,7 @@ g() { git -C "$tree" "$@"; }
 apply_series() {
 	local key stamp=$tree/.upstream-fixes-series
 
-	key=$(cat "$HERE/series" "$HERE"/*.patch | sha256sum | cut -c1-16)
+	key=$(series_key)
 	if [ -d "$tree" ] && [ -f "$stamp" ] &&
 	   [ "$(cat "$stamp")" = "$key $(g rev-parse HEAD)" ]; then
 		return 0
@@ -70,7 +81,23 @@ apply_series() {
 	echo "$key $(g rev-parse HEAD)" >"$stamp"
 }
 
-if [ -n "$before" ]; then
+if [ -n "$export" ]; then
+	tree=$BUILD/linux-upstream-fixes
+	[ -d "$tree" ] || die "no $tree to export from: '$0' makes it"
+	n=$(g rev-list --count "$PRISTINE_TAG..upstream-fixes")
+	[ "$n" -gt 0 ] || die "branch upstream-fixes has no commits on $PRISTINE_TAG"
+	rm -f "$HERE"/[0-9][0-9][0-9][0-9]-*.patch
+	g format-patch -q --zero-commit --no-signature -o "$HERE" \
+		"$PRISTINE_TAG..upstream-fixes" || die "git format-patch failed"
+	{
+		echo "# SPDX-License-Identifier: GPL-2.0"
+		(cd "$HERE" && ls [0-9][0-9][0-9][0-9]-*.patch)
+	} >"$HERE/series"
+	# The worktree now holds what the folder says.
+	echo "$(series_key) $(g rev-parse HEAD)" >"$tree/.upstream-fixes-series"
+	msg "wrote $n patches and series into $HERE"
+	exit 0
+elif [ -n "$before" ]; then
 	tree=$BUILD/linux-upstream-pristine
 	out=$BUILD/perf-upstream-pristine
 	if [ ! -d "$tree" ]; then
@@ -96,6 +123,27 @@ if ! nice -n 19 make -C "$tree/tools/perf" O="$out" -j"$(nproc)" \
 fi
 perf=$out/perf
 
+# The patch files are what --export writes from the commits that git am
+# made of them: none was edited by hand.
+if [ -z "$before" ]; then
+	regen=$(mktemp -d)
+	g format-patch -q --zero-commit --no-signature -o "$regen" \
+		"$PRISTINE_TAG..upstream-fixes" || exit 2
+	same=1
+	for f in "$regen"/*.patch; do
+		cmp -s "$f" "$HERE/${f##*/}" || same=0
+	done
+	[ "$(find "$regen" -name '*.patch' | wc -l)" = \
+	  "$(find "$HERE" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' | wc -l)" ] || same=0
+	rm -rf "$regen"
+	if [ $same = 1 ]; then
+		echo "PASS: series: the patches equal their regeneration ($0 --export)"
+	else
+		echo "FAIL: series: the patches differ from their regeneration: run $0 --export"
+		series_failed=1
+	fi
+fi
+
 cc -O2 -Wall -Wextra -o "$out/gen-reproducers" "$HERE/reproducers/gen-reproducers.c" || exit 2
 rm -rf "$out/reproducers"
 mkdir -p "$out/reproducers"
@@ -116,7 +164,7 @@ failure() {
 	fi
 }
 
-failed=0
+failed=${series_failed:-0}
 for file in "$out"/reproducers/*.data; do
 	name=$(basename "$file" .data)
 	log=$out/reproducers/$name.log

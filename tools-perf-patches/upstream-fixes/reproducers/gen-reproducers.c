@@ -32,6 +32,7 @@
 
 #define PERF_RECORD_SAMPLE		9
 #define PERF_RECORD_NAMESPACES		16
+#define PERF_RECORD_HEADER_ATTR		64
 #define PERF_RECORD_HEADER_BUILD_ID	67
 #define PERF_RECORD_FINISHED_ROUND	68
 
@@ -337,6 +338,32 @@ static void build_id_quirk(struct file *f)
 	add_finished_round(f, 8);
 }
 
+/*
+ * 10: a HEADER_ATTR record of 24 bytes whose attr says it is larger: in
+ * this byte order 4 KiB (the count of its ids wraps round), in the other
+ * 2 GiB + 24 bytes (the swap of its ids starts 2 GiB past the record).
+ */
+static void put_attr_record(struct file *f, uint32_t attr_size)
+{
+	put_record_header(f, f->data, &f->data_len, PERF_RECORD_HEADER_ATTR, 0, 24);
+	put32(f, f->data, &f->data_len, PERF_TYPE_SOFTWARE);
+	put32(f, f->data, &f->data_len, attr_size);
+	put64(f, f->data, &f->data_len, 0);		/* config */
+	add_finished_round(f, 8);
+}
+
+static void attr_size(struct file *f)
+{
+	put_attr_record(f, 4096);
+}
+
+static void attr_size_swap(struct file *f)
+{
+	f->swap = 1;
+	add_hostname(f);
+	put_attr_record(f, 0x80000018);
+}
+
 static const struct {
 	const char *name;
 	void (*make)(struct file *f);
@@ -350,6 +377,8 @@ static const struct {
 	{ "7-sample-cpu",		sample_cpu },
 	{ "8-build-id",			build_id },
 	{ "9-build-id-quirk",		build_id_quirk },
+	{ "10-attr-size",		attr_size },
+	{ "10-attr-size-swap",		attr_size_swap },
 };
 
 int main(int argc, char **argv)
