@@ -6,14 +6,14 @@
 #   make demo      boot the patched kernel and show perf naming JIT code
 #
 # Other targets: deps, tree, kernel, bench-kernel, perf-test,
-# perf-test-baseline, fuzz, bisect, deb, vm-shell, series-apply,
-# series-export, clean, distclean. 'make help' lists them.
+# perf-test-baseline, fuzz, bisect, upstream-fixes, deb, vm-shell,
+# series-apply, series-export, clean, distclean. 'make help' lists them.
 
 SHELL := /bin/bash
 S := scripts
 
 .PHONY: all help check demo bench deps tree kernel bench-kernel perf-test \
-	perf-test-baseline fuzz bisect deb series-apply series-export vm-shell clean distclean
+	perf-test-baseline fuzz bisect upstream-fixes deb series-apply series-export vm-shell clean distclean
 
 # The long runs of every fuzzer: FUZZ_SECONDS each for libFuzzer's,
 # KERNEL_FUZZ_CALLS calls for the kernel's (doc/hardening.md).
@@ -34,6 +34,7 @@ help:
 	@echo '  perf-test-baseline  perf test without the series: write the baseline'
 	@echo '  fuzz           the long fuzzing runs (FUZZ_SECONDS, KERNEL_FUZZ_CALLS)'
 	@echo '  bisect         build (and link) the kernel at every patch of the series'
+	@echo '  upstream-fixes upstream perf without, then with, the fixes on their reproducers'
 	@echo '  deb            build the Debian packages (debian/) into build/deb/'
 	@echo '  series-apply   make build/linux branch perfinject = pristine + kernel/patches'
 	@echo '  series-export  regenerate kernel/patches and selftests/ from that branch'
@@ -57,6 +58,13 @@ perf-test-baseline: deps
 # The full form of the check make check runs as 'build-each --quick'.
 bisect: deps
 	$(S)/build-each
+
+# The reproducers of tools-perf-patches/upstream-fixes: each must fail
+# upstream perf without the fixes and pass with them (make check runs
+# the second).
+upstream-fixes: deps
+	tools-perf-patches/upstream-fixes/run.sh --before
+	tools-perf-patches/upstream-fixes/run.sh
 
 fuzz: deps
 	$(S)/kernel-fuzz $(KERNEL_FUZZ_CALLS)
