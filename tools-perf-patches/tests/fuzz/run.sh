@@ -9,6 +9,10 @@
 #              it (the JIT records applied, samples resolved and sorted)
 #   registry   fuzz-registry: a registry in a process's memory, changed
 #              while perf reads it, read as perf record -p reads it
+#   unwind     fuzz-unwind: the unwind information and line table of JIT
+#              code, and a sample's user stack through it, read as perf
+#              report -g --sort srcline reads them (libdw's CFI
+#              interpreter on an ELF file made of the unwind information)
 #
 # It builds tools/perf of PERF_TREE (build/linux-tools, the kernel tree
 # with the tools series) with clang and the sanitizers into FUZZ_BUILD
@@ -23,7 +27,7 @@
 # and exits 1 if one failed, 2 if it could not run.
 #
 # Environment: PERF_TREE and FUZZ_BUILD, as above; TARGETS (perf.data
-# registry), the fuzzers to run; REPLAY_TARGETS, those of them that only
+# registry unwind), the fuzzers to run; REPLAY_TARGETS, those of them that only
 # read each of their seeds once (make check does so for perf.data, whose
 # fuzzing finds upstream perf's own bugs within minutes: README.md);
 # FUZZ_CORPUS_DIR, a folder where each fuzzer keeps what it found for the
@@ -41,7 +45,7 @@ out=${FUZZ_BUILD:-$top/build/perf-fuzz}
 e2e=${PERF_E2E:-$top/build/perf-e2e}
 perf_bin=${PERF:-$top/build/perf-build/perf}
 seconds=${1:-}
-targets=${TARGETS:-perf.data registry}
+targets=${TARGETS:-perf.data registry unwind}
 
 die() { echo "run.sh: $*" >&2; exit 2; }
 step() { echo "==> $*"; }
@@ -134,7 +138,7 @@ fuzz_key=$({
 	cat "$here"/*.c "$here"/*.h "$here/../gen-jit-cases.c" "$0"
 } | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$out/.fuzz-key" 2>/dev/null)" = "$fuzz_key" ] &&
-   [ -x "$out/fuzz-session" ] && [ -x "$out/fuzz-registry" ]; then
+   [ -x "$out/fuzz-session" ] && [ -x "$out/fuzz-registry" ] && [ -x "$out/fuzz-unwind" ]; then
 	step "the fuzzers: up to date"
 else
 	step "building the fuzzers"
@@ -144,7 +148,7 @@ else
 		 sed 's/^[^ ]* //; s/ -Wp,-M[DT],[^ ]*//g; s/ -D"BUILD_STR(s)=$(pound)s"//; s/ -c -o .*$//')
 	[ -n "$cflags" ] || die "no compiler flags in $O/util/.session.o.cmd"
 	mkdir -p "$out/obj"
-	for src in fuzz-session fuzz-registry stubs; do
+	for src in fuzz-session fuzz-registry fuzz-unwind stubs; do
 		# shellcheck disable=SC2086
 		(cd "$tree/tools/perf" &&
 		 nice -n 19 clang $cflags -c "$here/$src.c" -o "$out/obj/$src.o") ||
@@ -158,10 +162,13 @@ else
 	"${link[@]}" "$out/obj/fuzz-session.o" "$out/obj/stubs.o" -o "$out/fuzz-session" \
 		-Wl,--start-group "${perf_libs[@]}" -Wl,--end-group "${extlibs[@]}" ||
 		die "cannot link fuzz-session"
+	"${link[@]}" "$out/obj/fuzz-unwind.o" "$out/obj/stubs.o" -o "$out/fuzz-unwind" \
+		-Wl,--start-group "${perf_libs[@]}" -Wl,--end-group "${extlibs[@]}" ||
+		die "cannot link fuzz-unwind"
 	"${link[@]}" "$out/obj/fuzz-registry.o" "$out/obj/stubs.o" "$out/obj/perf-util-registry.o" \
 		-o "$out/fuzz-registry" -Wl,--start-group "${perf_libs[@]:1}" -Wl,--end-group \
 		"${extlibs[@]}" || die "cannot link fuzz-registry"
-	for tool in gen-registry-seeds thin-perf-data; do
+	for tool in gen-registry-seeds gen-unwind-seeds thin-perf-data; do
 		cc -O2 -Wall -Wextra -Werror -o "$out/$tool" "$here/$tool.c" ||
 			die "cannot build $tool"
 	done
@@ -175,9 +182,10 @@ fi
 # cases in pipe mode. Registries: gen-registry-seeds.
 session_max=131072
 registry_max=65536
+unwind_max=65536
 seeds=$out/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds/perf.data" "$seeds/registry" "$seeds/tmp"
+mkdir -p "$seeds/perf.data" "$seeds/registry" "$seeds/unwind" "$seeds/tmp"
 "$out/gen-jit-cases" "$seeds/tmp" >/dev/null || die "gen-jit-cases failed"
 for f in "$seeds"/tmp/*.data; do
 	[ "$(stat -c %s "$f")" -le $session_max ] && mv "$f" "$seeds/perf.data/"
@@ -200,11 +208,12 @@ if [ -x "$perf_bin" ]; then
 	done
 fi
 "$out/gen-registry-seeds" "$seeds/registry" || die "gen-registry-seeds failed"
+"$out/gen-unwind-seeds" "$seeds/unwind" || die "gen-unwind-seeds failed"
 rm -rf "$seeds/tmp"
 ncrafted=$(($(find "$seeds/perf.data" -type f | wc -l) - nreal - npipe))
 nreal_msg="$nreal real recordings"
 [ "$nreal" -gt 0 ] || nreal_msg="no real recordings (none in $e2e: scripts/perf-e2e makes them)"
-step "seeds: $ncrafted crafted perf.data files, $nreal_msg, $npipe in pipe mode; $(find "$seeds/registry" -type f | wc -l) registries"
+step "seeds: $ncrafted crafted perf.data files, $nreal_msg, $npipe in pipe mode; $(find "$seeds/registry" -type f | wc -l) registries; $(find "$seeds/unwind" -type f | wc -l) unwind inputs"
 
 # run TARGET FUZZER WHAT FLAGS [ASAN_OPTIONS]: one fuzzer, judged by
 # run-fuzz.sh's last line
@@ -240,6 +249,38 @@ run() {
 		cut -c1-200)${artifact:+; the input: $artifact; again: ${asan:+ASAN_OPTIONS=$asan }$out/$fuzzer $artifact}"
 }
 
+# The unwind fuzzer's seeds reach what it fuzzes: a sample in A, called
+# from B, unwinds to B through the CFI of both (and only with it), and
+# gets its source line from A's line table.
+check_unwind_seeds() {
+	local seed want got
+	# SEED:CHAIN, innermost first: "inlined" is the frame that A's line
+	# table says is inlined into A where the sample is. (libFuzzer may
+	# run an input twice, the second time to look for a leak.)
+	for seed in 'sound:inlined fuzz_jit_a fuzz_jit_b' \
+		    'pushed-rbp:inlined fuzz_jit_a fuzz_jit_b' \
+		    'no-lines:fuzz_jit_a fuzz_jit_b' 'no-cfi:'; do
+		want=${seed#*:} seed=${seed%%:*}
+		got=$(FUZZ_VERBOSE=1 "$out/fuzz-unwind" "$seeds/unwind/$seed" 2>&1 |
+		      sed -n 's/^chain: *//p' | head -n 1)
+		if [ "$got" = "$want" ]; then
+			echo "PASS: perf unwinds the fuzzer's seed $seed: ${want:-no chain without CFI}"
+		else
+			nfail=$((nfail + 1))
+			echo "FAIL: perf unwinds the fuzzer's seed $seed: want the chain '$want', got '${got:-nothing}'"
+		fi
+	done
+	want='srcline: Fuzz.java:20|frame: inlined Fuzz.java:20|frame: fuzz_jit_a Fuzz.java:10'
+	got=$(FUZZ_VERBOSE=1 "$out/fuzz-unwind" "$seeds/unwind/sound" 2>&1 |
+	      grep -E '^(srcline|frame): ' | head -n 3 | paste -sd'|')
+	if [ "$got" = "$want" ]; then
+		echo "PASS: perf gives the fuzzer's seed its source lines from the line table: $want"
+	else
+		nfail=$((nfail + 1))
+		echo "FAIL: perf gives the fuzzer's seed its source lines from the line table: want '$want', got '${got:-nothing}'"
+	fi
+}
+
 for target in $targets; do
 	case $target in
 	perf.data)
@@ -253,8 +294,12 @@ for target in $targets; do
 	registry)
 		run registry fuzz-registry "perf's JIT code registry reader" \
 			"-max_len=$registry_max -rss_limit_mb=2048 -malloc_limit_mb=320" ;;
+	unwind)
+		check_unwind_seeds
+		run unwind fuzz-unwind "perf's DWARF unwinder and source lines on JIT code data" \
+			"-max_len=$unwind_max -rss_limit_mb=2048 -malloc_limit_mb=320" ;;
 	*)
-		die "unknown target $target (perf.data, registry)" ;;
+		die "unknown target $target (perf.data, registry, unwind)" ;;
 	esac
 done
 [ "$nfail" = 0 ]
