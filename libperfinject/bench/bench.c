@@ -49,8 +49,12 @@
  *          entry), while no jit_code event exists, while one exists for
  *          another process only, and while one listens to this process;
  *          beside two prctls that only answer (PR_GET_DUMPABLE, and the
- *          probe): the floor of any prctl. Skipped without
- *          PR_PERF_JIT_CODE, as are the kernel rows of "ops".
+ *          probe): the floor of any prctl; and the anchor, the kernel's
+ *          own record of a process's own making: PR_SET_NAME, which
+ *          writes a PERF_RECORD_COMM, with nothing listening and with a
+ *          COMM listener on this process (same event, same ring, comm
+ *          instead of jit_code). Skipped without PR_PERF_JIT_CODE, as
+ *          are the kernel rows of "ops".
  *
  * perfinject_opts cannot ask for the registry alone: backends 0 is the
  * default, which is the kernel backend where the kernel has
@@ -240,11 +244,28 @@ static void drain(void)
 			 __ATOMIC_RELEASE);
 }
 
-static int listen_start(void)
+/* The listening event: the dummy event on this process of the tests'
+ * t_open_jit_code_event(), with attr.comm and not attr.jit_code. */
+static int open_comm_event(void)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	attr.sample_id_all = 1;
+	attr.exclude_kernel = 1;
+	attr.comm = 1;
+	return syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+}
+
+static int listen_start_fd(int fd)
 {
 	long pgsz = sysconf(_SC_PAGESIZE);
 
-	ring_fd = t_open_jit_code_event();
+	ring_fd = fd;
 	if (ring_fd < 0)
 		return -errno;
 	ring = mmap(NULL, (RING_PAGES + 1) * pgsz, PROT_READ | PROT_WRITE,
@@ -255,6 +276,11 @@ static int listen_start(void)
 		return -errno;
 	}
 	return 0;
+}
+
+static int listen_start(void)
+{
+	return listen_start_fd(t_open_jit_code_event());
 }
 
 static void listen_stop(void)
@@ -1102,6 +1128,55 @@ out:
 	}
 }
 
+/* ns per PR_SET_NAME, each a PERF_RECORD_COMM to a COMM listener */
+static double time_set_name(void)
+{
+	uint64_t t0;
+	int i;
+
+	drain();
+	t0 = now_ns();
+	for (i = 0; i < nr_ops; i++) {
+		if (prctl(PR_SET_NAME, (unsigned long)(i & 1 ? "bench-a" : "bench-b"),
+			  0UL, 0UL, 0UL))
+			return -1;
+		if ((i & 255) == 255)
+			drain();
+	}
+	return (double)(now_ns() - t0) / nr_ops;
+}
+
+/* The anchor: PR_SET_NAME, without and with a COMM listener. */
+static void run_comm(const char *label, bool listen)
+{
+	double ns[MAX_ROUNDS], x[MAX_ROUNDS];
+	char comm[16] = "";
+	double null;
+	int r;
+
+	prctl(PR_GET_NAME, (unsigned long)comm, 0UL, 0UL, 0UL);
+	if (listen && listen_start_fd(open_comm_event())) {
+		printf("%-28s  (no event: %s)\n", label, strerror(errno));
+		return;
+	}
+	for (r = 0; r < rounds; r++) {
+		null = time_null();
+		ns[r] = time_set_name();
+		if (ns[r] < 0) {
+			printf("%-28s  (PR_SET_NAME failed: %s)\n", label, strerror(errno));
+			goto out;
+		}
+		x[r] = ns[r] / null;
+	}
+	printf("%-28s", label);
+	print_figure(ns, x);
+	putchar('\n');
+out:
+	if (listen)
+		listen_stop();
+	prctl(PR_SET_NAME, (unsigned long)comm, 0UL, 0UL, 0UL);
+}
+
 static void run_kernel(void)
 {
 	title("PR_PERF_JIT_CODE alone, %d LOAD entries, median of %d rounds\n",
@@ -1117,8 +1192,11 @@ static void run_kernel(void)
 		run_raw("no jit_code event", RAW_NONE);
 		run_raw("an event on another task", RAW_OTHER);
 		run_raw("one event listening", RAW_SELF);
+		run_comm("PR_SET_NAME, nothing listens", false);
+		run_comm("PR_SET_NAME, a COMM listener", true);
 	}
 	printf("64/call: per entry, in calls of 64 entries\n");
+	printf("PR_SET_NAME: the kernel's COMM record, the anchor of one entry\n");
 }
 
 static void print_usage(FILE *f, const char *prog)
