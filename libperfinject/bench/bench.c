@@ -55,6 +55,13 @@
  *          COMM listener on this process (same event, same ring, comm
  *          instead of jit_code). Skipped without PR_PERF_JIT_CODE, as
  *          are the kernel rows of "ops".
+ * memory   Bytes per live function, with 100,000 of them live and names
+ *          as long as a JVM's: what the process grows by (resident, and
+ *          allocated through malloc) with the registry alone, and with
+ *          the perf-map and jitdump backends, each in a child of its own;
+ *          the size of each backend's file per function; and the size of
+ *          a PERF_RECORD_JIT_CODE LOAD of that name. Not a timing: it
+ *          needs no kernel support and reads the same on any machine.
  *
  * perfinject_opts cannot ask for the registry alone: backends 0 is the
  * default, which is the kernel backend where the kernel has
@@ -64,8 +71,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <linux/perf_event.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -76,6 +85,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -90,6 +100,8 @@
 #define MAX_THREADS	16
 #define CODE_LEN	64	/* bytes of every piece of code */
 #define FORK_ENTRIES	1000	/* live entries while fork() is timed */
+#define MEM_FUNCS	100000	/* live functions the memory is measured with */
+#define MEM_NAME	80
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -115,6 +127,7 @@ enum section {
 	SEC_BATCH,
 	SEC_THREADS,
 	SEC_KERNEL,
+	SEC_MEMORY,
 	NR_SECTIONS,
 };
 
@@ -125,6 +138,7 @@ static const char *const section_names[NR_SECTIONS] = {
 	[SEC_BATCH]	= "batch",
 	[SEC_THREADS]	= "threads",
 	[SEC_KERNEL]	= "kernel",
+	[SEC_MEMORY]	= "memory",
 };
 
 static int nr_ops = 20000, batch = 256, rounds = 5, nr_forks = 200;
@@ -1199,6 +1213,142 @@ static void run_kernel(void)
 	printf("PR_SET_NAME: the kernel's COMM record, the anchor of one entry\n");
 }
 
+/* Bytes the process holds: resident, and allocated through malloc. */
+struct mem_use {
+	uint64_t	rss;
+	uint64_t	heap;
+};
+
+static struct mem_use mem_use(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+	struct mem_use m = { .heap = mi.uordblks + mi.hblkhd };
+	unsigned long size, resident;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f && fscanf(f, "%lu %lu", &size, &resident) == 2)
+		m.rss = (uint64_t)resident * sysconf(_SC_PAGESIZE);
+	if (f)
+		fclose(f);
+	return m;
+}
+
+struct mem_row {
+	double		rss;		/* bytes per live function */
+	double		heap;
+	double		file;		/* of the backend's file */
+	int		err;
+};
+
+/*
+ * In a child of its own, so that nothing an earlier row freed is reused:
+ * a handle with @backends, MEM_FUNCS loads of @names; what the process
+ * and the backend's file grew by, per function.
+ */
+static struct mem_row mem_measure(unsigned int backends, char (*mnames)[MEM_NAME],
+				  int n)
+{
+	struct mem_row row = { .err = 0 };
+	struct mem_use before, after;
+	struct perfinject *pi;
+	char path[PATH_MAX];
+	struct stat st;
+	int fds[2], i;
+	pid_t child;
+
+	if (pipe(fds))
+		return (struct mem_row){ .err = errno };
+	child = fork();
+	if (child < 0)
+		return (struct mem_row){ .err = errno };
+	if (!child) {
+		close(fds[0]);
+		before = mem_use();
+		pi = bench_new(backends);
+		for (i = 0; pi && i < n; i++)
+			if (perfinject__load(pi, mnames[i], code_addr(i), CODE_LEN, i + 1))
+				break;
+		if (!pi || i < n) {
+			row.err = errno ? errno : EIO;
+		} else {
+			after = mem_use();
+			row.rss = (double)(after.rss - before.rss) / n;
+			row.heap = (double)(after.heap - before.heap) / n;
+			snprintf(path, sizeof(path), "%s/%s-%d.%s", dir,
+				 backends == PERFINJECT_BACKEND_JITDUMP ? "jit" : "perf",
+				 (int)getpid(),
+				 backends == PERFINJECT_BACKEND_JITDUMP ? "dump" : "map");
+			if (backends && !stat(path, &st))
+				row.file = (double)st.st_size / n;
+			if (backends)
+				unlink(path);
+		}
+		if (write(fds[1], &row, sizeof(row)) != sizeof(row))
+			_exit(1);
+		_exit(0);
+	}
+	close(fds[1]);
+	if (read(fds[0], &row, sizeof(row)) != sizeof(row))
+		row.err = EIO;
+	close(fds[0]);
+	waitpid(child, NULL, 0);
+	return row;
+}
+
+static void run_memory(void)
+{
+	static const struct {
+		const char	*label;
+		unsigned int	backends;
+	} rows[] = {
+		{ "the registry alone", 0 },
+		{ "and the perf-map backend", PERFINJECT_BACKEND_PERFMAP },
+		{ "and the jitdump backend", PERFINJECT_BACKEND_JITDUMP },
+	};
+	char (*mnames)[MEM_NAME];
+	int n = MEM_FUNCS, i;
+	size_t name_bytes = 0;
+	uint64_t rec;
+
+	if (n > nr_names * MAX_THREADS)
+		n = nr_names * MAX_THREADS;
+	mnames = calloc(n, sizeof(*mnames));
+	if (!mnames) {
+		perror("bench");
+		return;
+	}
+	/* Names as long as a JVM's, all different */
+	for (i = 0; i < n; i++) {
+		snprintf(mnames[i], sizeof(mnames[i]),
+			 "org.example.app.Service%d.handle%d(java.lang.String, int)",
+			 i / 64, i % 64);
+		name_bytes += strlen(mnames[i]);
+	}
+	title("Memory per live function: %d functions of %d bytes, names of %.1f bytes\n",
+	      n, CODE_LEN, (double)name_bytes / n);
+	printf("%-28s  %9s  %9s  %9s\n", "", "RSS B", "malloc B", "file B");
+	for (i = 0; i < (int)ARRAY_SIZE(rows); i++) {
+		struct mem_row row = mem_measure(rows[i].backends, mnames, n);
+
+		if (row.err) {
+			printf("%-28s  (failed: %s)\n", rows[i].label, strerror(row.err));
+			continue;
+		}
+		printf("%-28s  %9.1f  %9.1f", rows[i].label, row.rss, row.heap);
+		if (rows[i].backends)
+			printf("  %9.1f", row.file);
+		putchar('\n');
+	}
+	/* PERF_RECORD_JIT_CODE: header and fields, name, sample_id */
+	rec = 8 + 48 + ((name_bytes / n + 1 + 7) & ~7UL) + 16;
+	printf("%-28s  %9s  %9s  %9" PRIu64 "\n", "a PERF_RECORD_JIT_CODE LOAD", "-", "-", rec);
+	printf("RSS, malloc: what the process grew by, per function (in a child of its own)\n");
+	printf("file: the backend's file, per function; the record: header, fields, name\n");
+	printf("  and the 16 bytes of sample_id of (pid, tid) and time, in the ring and in\n");
+	printf("  perf.data (perf record adds 8 for each of id, stream id, cpu it samples)\n");
+	free(mnames);
+}
+
 static void print_usage(FILE *f, const char *prog)
 {
 	fprintf(f,
@@ -1212,7 +1362,7 @@ static void print_usage(FILE *f, const char *prog)
 		"  -P PASSES   times each thread of \"threads\" goes through its OPS\n"
 		"              (default 10; fewer in an emulated guest)\n"
 		"  -p          \"threads\" prints each round's figures as lines, too\n"
-		"  -s SECTION  fork, ops, pairs, batch, threads, kernel or all (the\n"
+		"  -s SECTION  fork, ops, pairs, batch, threads, kernel, memory or all (the\n"
 		"              default); repeat -s or separate with commas for several\n",
 		prog, MAX_ROUNDS);
 }
@@ -1334,5 +1484,7 @@ int main(int argc, char **argv)
 		run_threads();
 	if (want & (1U << SEC_KERNEL))
 		run_kernel();
+	if (want & (1U << SEC_MEMORY))
+		run_memory();
 	return 0;
 }
