@@ -49,7 +49,9 @@
  *          entry), while no jit_code event exists, while one exists for
  *          another process only, and while one listens to this process;
  *          beside two prctls that only answer (PR_GET_DUMPABLE, and the
- *          probe): the floor of any prctl; and the anchor, the kernel's
+ *          probe): the floor of any prctl; a call of no entries, which
+ *          the kernel reads, checks and refuses (EINVAL): the cost of
+ *          the argument structure; and the anchor, the kernel's
  *          own record of a process's own making: PR_SET_NAME, which
  *          writes a PERF_RECORD_COMM, with nothing listening and with a
  *          COMM listener on this process (same event, same ring, comm
@@ -1036,8 +1038,10 @@ static double time_prctl(int option, unsigned long arg2)
 
 static void run_floor(void)
 {
-	double dumpable[MAX_ROUNDS], probe[MAX_ROUNDS];
-	double xd[MAX_ROUNDS], xp[MAX_ROUNDS];
+	/* No entries: the argument structure is read, checked and refused. */
+	static struct perf_jit_code_args none = { .size = sizeof(none) };
+	double dumpable[MAX_ROUNDS], probe[MAX_ROUNDS], args[MAX_ROUNDS];
+	double xd[MAX_ROUNDS], xp[MAX_ROUNDS], xa[MAX_ROUNDS];
 	double null;
 	int r;
 
@@ -1048,11 +1052,16 @@ static void run_floor(void)
 		null = time_null();
 		probe[r] = time_prctl(PR_PERF_JIT_CODE, 0);
 		xp[r] = probe[r] / null;
+		null = time_null();
+		args[r] = time_prctl(PR_PERF_JIT_CODE, (unsigned long)&none);
+		xa[r] = args[r] / null;
 	}
 	printf("%-28s", "prctl(PR_GET_DUMPABLE)");
 	print_figure(dumpable, xd);
 	printf("\n%-28s", "prctl(PR_PERF_JIT_CODE, 0)");
 	print_figure(probe, xp);
+	printf("\n%-28s", "arguments only (0 entries)");
+	print_figure(args, xa);
 	putchar('\n');
 }
 
