@@ -51,7 +51,9 @@
  *          beside two prctls that only answer (PR_GET_DUMPABLE, and the
  *          probe): the floor of any prctl; a call of no entries, which
  *          the kernel reads, checks and refuses (EINVAL): the cost of
- *          the argument structure; and the anchor, the kernel's
+ *          the argument structure; the same calls of UNLOAD entries,
+ *          which have no name, to tell what a load's name costs; and
+ *          the anchor, the kernel's
  *          own record of a process's own making: PR_SET_NAME, which
  *          writes a PERF_RECORD_COMM, with nothing listening and with a
  *          COMM listener on this process (same event, same ring, comm
@@ -1065,8 +1067,11 @@ static void run_floor(void)
 	putchar('\n');
 }
 
-/* ns per entry of nr_ops LOAD entries, @per_call to a PR_PERF_JIT_CODE. */
-static double time_raw(int per_call)
+/*
+ * ns per entry of nr_ops LOAD entries (UNLOAD entries, which have no
+ * name, with @unload), @per_call to a PR_PERF_JIT_CODE.
+ */
+static double time_raw(int per_call, bool unload)
 {
 	struct perf_jit_code_entry e[64];
 	struct perf_jit_code_args args = {
@@ -1082,7 +1087,11 @@ static double time_raw(int per_call)
 	for (i = 0; i < nr_ops; i += n) {
 		n = nr_ops - i < per_call ? nr_ops - i : per_call;
 		for (j = 0; j < n; j++)
-			e[j] = (struct perf_jit_code_entry){
+			e[j] = unload ? (struct perf_jit_code_entry){
+				.op		= PERF_JIT_CODE_UNLOAD,
+				.addr		= code_addr(i + j),
+				.len		= CODE_LEN,
+			} : (struct perf_jit_code_entry){
 				.op		= PERF_JIT_CODE_LOAD,
 				.addr		= code_addr(i + j),
 				.len		= CODE_LEN,
@@ -1101,7 +1110,7 @@ static double time_raw(int per_call)
 
 enum raw_listener { RAW_NONE, RAW_OTHER, RAW_SELF };
 
-static void run_raw(const char *label, enum raw_listener who)
+static void run_raw(const char *label, enum raw_listener who, bool unload)
 {
 	double one[MAX_ROUNDS], many[MAX_ROUNDS];
 	double x1[MAX_ROUNDS], x64[MAX_ROUNDS];
@@ -1125,9 +1134,9 @@ static void run_raw(const char *label, enum raw_listener who)
 	}
 	for (r = 0; r < rounds; r++) {
 		null_one = time_null();
-		one[r] = time_raw(1);
+		one[r] = time_raw(1, unload);
 		null_many = time_null();
-		many[r] = time_raw(64);
+		many[r] = time_raw(64, unload);
 		if (one[r] < 0 || many[r] < 0) {
 			printf("%-28s  (the prctl failed: %s)\n", label,
 			       strerror(errno));
@@ -1212,9 +1221,12 @@ static void run_kernel(void)
 		run_floor();
 		/* The kernel turns its key off a second after the last event. */
 		sleep(2);
-		run_raw("no jit_code event", RAW_NONE);
-		run_raw("an event on another task", RAW_OTHER);
-		run_raw("one event listening", RAW_SELF);
+		run_raw("no jit_code event", RAW_NONE, false);
+		run_raw("an event on another task", RAW_OTHER, false);
+		run_raw("one event listening", RAW_SELF, false);
+		/* The share of a load's name: the same with UNLOADs */
+		run_raw("UNLOADs, nothing listens", RAW_NONE, true);
+		run_raw("UNLOADs, one listening", RAW_SELF, true);
 		run_comm("PR_SET_NAME, nothing listens", false);
 		run_comm("PR_SET_NAME, a COMM listener", true);
 	}
